@@ -1,0 +1,80 @@
+// Jobs API bench: time of POST /jobs with 20,000 files, and p50/p99 of GET /jobs pages at
+// depth 0 and at depth 10,000 jobs. Runs the real API against a scratch database.
+//   pnpm bench:jobs
+import { randomBytes } from 'node:crypto';
+import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
+import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3 } from '../scripts/embedded';
+
+const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+base.pathname = `/ap_bench_${randomBytes(4).toString('hex')}`;
+const databaseUrl = base.toString();
+await ensureDatabase(databaseUrl);
+await migrate(databaseUrl);
+const s3 = await startEmbeddedS3(`/tmp/ap-bench-s3-${process.pid}`, 'bench');
+Object.assign(process.env, {
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  REDIS_PREFIX: `ap_bench_${process.pid}`,
+  S3_ENDPOINT: s3.endpoint,
+  S3_BUCKET: 'bench',
+  S3_ACCESS_KEY_ID: EMBEDDED_S3_CREDENTIALS.accessKeyId,
+  S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey,
+  PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+  DOWNLOAD_TOKEN_SECRET: randomBytes(32).toString('hex'),
+  SESSION_SECRET: randomBytes(32).toString('hex'),
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_PER_MINUTE: '1000000',
+});
+const { startApi, createUser, call } = await import('../test/helpers');
+const api = await startApi();
+
+const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+try {
+  const { apiKey, userId } = await createUser(api.ctx, { plan: 'scale' });
+  const files = Array.from({ length: 20_000 }, (_, i) => ({ url: `https://files.example.com/data/${i}.bin`, filename: `dir/${i}.bin` }));
+  const createTimes: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = process.hrtime.bigint();
+    const res = await call(api.url, 'POST', '/jobs', { key: apiKey, body: { files } });
+    createTimes.push(ms(t0));
+    if (res.status !== 201) throw new Error(`POST /jobs answered ${res.status}`);
+  }
+  console.log(`POST /jobs with 20,000 files: best ${Math.min(...createTimes).toFixed(0)} ms, median ${pct(createTimes, 50).toFixed(0)} ms (target < 1000 ms)`);
+
+  // 10,000 more jobs of the same user for the depth test, inserted directly (the API path is measured above).
+  const now = Date.now();
+  await api.ctx.db.$executeRaw`
+    INSERT INTO jobs (id, user_id, status, mode, expires_in, url_count, created_at, updated_at, expires_at)
+    SELECT gen_random_uuid(), ${userId}::uuid, 'completed', 'stored', 86400, 1,
+           to_timestamp(${now / 1000} - g), now(), now() + interval '1 day'
+      FROM generate_series(1, 10000) AS g`;
+
+  const pageTimes = async (cursor: string | null) => {
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = process.hrtime.bigint();
+      const res = await call(api.url, 'GET', `/jobs?limit=20${cursor ? `&cursor=${cursor}` : ''}`, { key: apiKey });
+      times.push(ms(t0));
+      if (res.status !== 200) throw new Error(`GET /jobs answered ${res.status}`);
+    }
+    return times;
+  };
+  const depth0 = await pageTimes(null);
+  // Walk to depth 10,000 with limit=100 pages.
+  let cursor: string | null = null;
+  for (let seen = 0; seen < 10_000; seen += 100) {
+    const res: { body: { meta: { next_cursor: string } } } = await call(api.url, 'GET', `/jobs?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { key: apiKey });
+    cursor = res.body.meta.next_cursor;
+  }
+  const deep = await pageTimes(cursor);
+  console.log(`GET /jobs (limit 20) at depth 0:      p50 ${pct(depth0, 50).toFixed(2)} ms, p99 ${pct(depth0, 99).toFixed(2)} ms`);
+  console.log(`GET /jobs (limit 20) at depth 10,000: p50 ${pct(deep, 50).toFixed(2)} ms, p99 ${pct(deep, 99).toFixed(2)} ms`);
+  console.log(`depth ratio (p50 deep / p50 top): ${(pct(deep, 50) / pct(depth0, 50)).toFixed(2)}`);
+} finally {
+  await api.close();
+  await s3.close();
+  await dropDatabase(databaseUrl);
+}
+process.exit(0);

@@ -1,0 +1,50 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, loadConfig } from './index';
+
+const valid = {
+  DATABASE_URL: 'postgresql://u@h:5432/db',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  S3_BUCKET: 'archives',
+  S3_ACCESS_KEY_ID: 'a',
+  S3_SECRET_ACCESS_KEY: 'b',
+  PUBLIC_BASE_URL: 'https://example.com/',
+  DOWNLOAD_TOKEN_SECRET: 'd'.repeat(32),
+  SESSION_SECRET: 's'.repeat(32),
+};
+
+describe('loadConfig', () => {
+  it('applies defaults and normalises values', () => {
+    const c = loadConfig(valid);
+    expect(c.PORT).toBe(3000);
+    expect(c.S3_FORCE_PATH_STYLE).toBe(true);
+    expect(c.ALLOW_PRIVATE_URLS).toBe(false);
+    expect(c.LOG_LEVEL).toBe('info');
+    expect(c.PUBLIC_BASE_URL).toBe('https://example.com');
+    expect(loadConfig({ ...valid, ALLOW_PRIVATE_URLS: 'true', PORT: '8080', S3_FORCE_PATH_STYLE: 'false' })).toMatchObject({
+      ALLOW_PRIVATE_URLS: true,
+      PORT: 8080,
+      S3_FORCE_PATH_STYLE: false,
+    });
+  });
+
+  it('reports one clear line per bad variable', () => {
+    let error: ConfigError | undefined;
+    try {
+      loadConfig({ ...valid, DATABASE_URL: 'mysql://x', PORT: 'eighty', SESSION_SECRET: 'short', ALLOW_PRIVATE_URLS: 'maybe', REDIS_URL: undefined });
+    } catch (e) {
+      error = e as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error!.problems.sort()).toEqual([
+      'ALLOW_PRIVATE_URLS must be true or false',
+      'DATABASE_URL must be a URL (postgres: or postgresql:)',
+      'PORT must be a port number',
+      'REDIS_URL is required',
+      'SESSION_SECRET must be at least 32 characters',
+    ]);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ ...valid, PORT: '', LOG_LEVEL: '' })).toMatchObject({ PORT: 3000, LOG_LEVEL: 'info' });
+  });
+});

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** Thrown when the environment is invalid; `problems` holds one line per bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { error: `must be a URL (${protocols.join(' or ')})` },
+  );
+
+const secret = z.string().min(32, { error: 'must be at least 32 characters' });
+
+const port = z.coerce
+  .number({ error: 'must be a port number' })
+  .int({ error: 'must be a port number' })
+  .min(0, { error: 'must be between 0 and 65535' })
+  .max(65535, { error: 'must be between 0 and 65535' });
+
+const positiveInt = z.coerce.number({ error: 'must be a whole number' }).int({ error: 'must be a whole number' }).positive({ error: 'must be greater than 0' });
+
+const schema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  REDIS_URL: url(['redis:', 'rediss:']),
+  S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be a valid S3 bucket name' }),
+  S3_ACCESS_KEY_ID: z.string().min(1, { error: 'must not be empty' }),
+  S3_SECRET_ACCESS_KEY: z.string().min(1, { error: 'must not be empty' }),
+  S3_FORCE_PATH_STYLE: bool.default(true),
+  PUBLIC_BASE_URL: url(['http:', 'https:']).transform((v) => v.replace(/\/+$/, '')),
+  PORT: port.default(3000),
+  // Health endpoints of the worker services (0 = a free port, printed at start).
+  HEALTH_PORT: port.default(0),
+  DOWNLOAD_TOKEN_SECRET: secret,
+  SESSION_SECRET: secret,
+  ALLOW_PRIVATE_URLS: bool.default(false),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  // Namespace of every Redis key (queues, rate limits), so stacks can share one Redis.
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . -' }).default('ap'),
+  // Tuning knobs with safe defaults (not part of the fixed operator interface).
+  RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+  PACKER_CONCURRENCY: positiveInt.default(2),
+  PREPARER_CONCURRENCY: positiveInt.default(2),
+  PROBE_CONCURRENCY: positiveInt.default(32),
+  // How long a worker's claim on a queue job lasts without renewal; a killed worker's job is
+  // picked up by another once it lapses.
+  WORKER_LOCK_MS: positiveInt.default(30_000),
+});
+
+export type Config = z.infer<typeof schema>;
+
+/**
+ * Parses the environment once. Empty strings count as unset so that `VAR=` in a shell or
+ * a compose file falls back to the default rather than failing obscurely.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment');
+      const message = issue.code === 'invalid_type' && cleaned[name] === undefined ? 'is required' : issue.message;
+      return `${name} ${message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,7 @@
+export * from './errors';
+export * from './plans';
+export * from './text';
+export * from './filename-template';
+export * from './entry-names';
+export * from './schemas';
+export * from './types';

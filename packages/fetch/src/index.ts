@@ -1,0 +1,7 @@
+export { createFetcher, httpError, toFetchError } from './fetcher';
+export type { ByteRange, Fetcher, FetcherOptions, OpenBodyOptions, OpenedBody, ProbeFailed, ProbeOk, ProbeResult } from './fetcher';
+export { FetchError } from './errors';
+export type { FetchErrorKind } from './errors';
+export { classifyAddress, isLocalhostName } from './guard';
+export type { AddressVerdict, LookupFunction } from './guard';
+export { parseContentRange, parseRetryAfter } from './headers';

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '@ap/db';
+import { enqueue, type WorkQueues } from './queues';
+import { newZipId } from './ids';
+
+export interface NewJob {
+  userId: string;
+  mode: 'stored' | 'stream';
+  files: { url: string; filename?: string | null }[];
+  zipFilename: string | null;
+  expiresIn: number;
+  failOnUrlError: boolean;
+  metadata: Record<string, string> | null;
+  maxZipSizeBytes: number | null;
+  splitStrategy: 'preserve-order' | 'ffd';
+  allowOversizeZips: boolean;
+  failOnZipError: boolean;
+}
+
+/** Split and stream jobs probe their inputs first; a plain stored job is one bin from the start. */
+export const needsPreparing = (job: { mode: string; maxZipSizeBytes: bigint | number | null }) =>
+  job.mode === 'stream' || job.maxZipSizeBytes !== null;
+
+/**
+ * Writes the job, its files and (for plain stored jobs) its single ZIP in one transaction, then
+ * enqueues it. An enqueue that fails leaves `enqueued_at` null, and the reconciler picks it up.
+ */
+export async function createJob(
+  db: Db,
+  queues: WorkQueues,
+  input: NewJob,
+  onEnqueueError: (err: unknown) => void,
+  /** Names the single ZIP of a job that needs no preparing step (templates know the job id and date). */
+  singleZipFilename: (jobId: string, createdAt: Date) => string,
+): Promise<string> {
+  const id = randomUUID();
+  const createdAt = new Date();
+  const preparing = needsPreparing(input);
+  const zipId = preparing ? null : newZipId();
+  const zipFilename = zipId ? singleZipFilename(id, createdAt) : null;
+  await db.$transaction(async (tx) => {
+    await tx.job.create({
+      data: {
+        id,
+        userId: input.userId,
+        status: preparing ? 'preparing' : 'pending',
+        mode: input.mode,
+        zipFilename: input.zipFilename,
+        expiresIn: input.expiresIn,
+        failOnUrlError: input.failOnUrlError,
+        metadata: input.metadata ?? undefined,
+        maxZipSizeBytes: input.maxZipSizeBytes === null ? null : BigInt(input.maxZipSizeBytes),
+        splitStrategy: input.splitStrategy === 'ffd' ? 'ffd' : 'preserve_order',
+        allowOversizeZips: input.allowOversizeZips,
+        failOnZipError: input.failOnZipError,
+        urlCount: input.files.length,
+        zipCount: preparing ? 0 : 1,
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + input.expiresIn * 1000),
+      },
+    });
+    if (zipId) {
+      await tx.zip.create({ data: { id: zipId, jobId: id, sequence: 1, filename: zipFilename!, fileCount: input.files.length } });
+    }
+    // One statement for any number of files (20,000 rows in a few tens of ms).
+    await tx.$executeRaw`
+      INSERT INTO job_files (job_id, position, url, filename, zip_id)
+      SELECT ${id}::uuid, f.position - 1, f.url, f.filename, ${zipId}
+        FROM unnest(${input.files.map((f) => f.url)}::text[], ${input.files.map((f) => f.filename ?? null)}::text[])
+             WITH ORDINALITY AS f(url, filename, position)`;
+  });
+  try {
+    if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });
+    else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
+    await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
+  } catch (err) {
+    onEnqueueError(err);
+  }
+  return id;
+}

@@ -1,0 +1,72 @@
+import type { Db } from '@ap/db';
+import type { ObjectStore } from '@ap/storage';
+import { needsPreparing } from './create';
+import { newZipId } from './ids';
+import { enqueue, type WorkQueues } from './queues';
+
+export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
+
+/**
+ * Retries a failed job (decisions.md "Lifecycle"). From a checkpoint: completed bins and their
+ * objects stay, the others run again (resuming recorded multipart parts where possible). From
+ * scratch: every object of the job is deleted and the job starts again from probing.
+ * The status check and the reset are one conditional update, so concurrent retries run once.
+ */
+export async function retryJob(
+  deps: { db: Db; queues: WorkQueues; store: ObjectStore },
+  jobId: string,
+  userId: string,
+  fromCheckpoint: boolean,
+): Promise<RetryOutcome> {
+  const { db, queues, store } = deps;
+  const job = await db.job.findFirst({ where: { id: jobId, userId }, include: { zips: { select: { id: true, status: true, objectKey: true, filename: true }, orderBy: { sequence: 'asc' } } } });
+  if (!job) return 'not-found';
+  if (job.status !== 'failed') return 'not-failed';
+  const attempt = job.attempt + 1;
+  const preparing = needsPreparing(job);
+
+  if (!fromCheckpoint) {
+    const keys = job.zips.map((z) => z.objectKey).filter((k): k is string => k !== null);
+    if (keys.length) await store.deleteMany(keys);
+  }
+  const binsToRun: string[] = [];
+  const won = await db.$transaction(async (tx) => {
+    const { count } = await tx.job.updateMany({
+      where: { id: jobId, status: 'failed', attempt: job.attempt },
+      data: { attempt, error: null, completedAt: null, enqueuedAt: null },
+    });
+    if (count === 0) return false;
+    const layoutKnown = job.zips.length > 0;
+    if (fromCheckpoint && (layoutKnown || !preparing)) {
+      const rerun = job.zips.filter((z) => z.status !== 'completed').map((z) => z.id);
+      await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null } });
+      await tx.jobFile.updateMany({ where: { jobId, zipId: { in: rerun } }, data: { error: null } });
+      await tx.job.update({ where: { id: jobId }, data: { status: 'pending' } });
+      binsToRun.push(...rerun);
+      return true;
+    }
+    // From scratch (or a split/stream job whose layout was never computed): back to the start.
+    await tx.zip.deleteMany({ where: { jobId } });
+    await tx.jobFile.updateMany({
+      where: { jobId },
+      data: { zipId: null, size: null, etag: null, lastModified: null, entryName: null, crc32: null, error: null },
+    });
+    if (preparing) {
+      await tx.job.update({ where: { id: jobId }, data: { status: 'preparing', fileCount: 0, zipCount: 0, totalSize: 0 } });
+    } else {
+      // A plain stored job always has its single ZIP, created with the job.
+      const zipId = newZipId();
+      await tx.zip.create({ data: { id: zipId, jobId, sequence: 1, filename: job.zips[0]!.filename, fileCount: job.urlCount, attempt } });
+      await tx.jobFile.updateMany({ where: { jobId }, data: { zipId } });
+      await tx.job.update({ where: { id: jobId }, data: { status: 'pending', fileCount: 0, zipCount: 1, totalSize: 0 } });
+      binsToRun.push(zipId);
+    }
+    return true;
+  });
+  if (!won) return 'not-failed';
+
+  if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
+  for (const zipId of binsToRun) await enqueue.pack(queues, { jobId, zipId, attempt });
+  await db.job.update({ where: { id: jobId }, data: { enqueuedAt: new Date() } });
+  return 'retried';
+}

@@ -1,0 +1,51 @@
+import type { Db } from '@ap/db';
+import { aggregateJobStatus } from './status';
+
+export const CANCELLED_BY_FAIL_FAST = 'cancelled: another ZIP of this job failed (fail_on_zip_error is true)';
+
+function monthStart(d: Date): Date {
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+}
+
+/**
+ * Recomputes a stored job's status from its bins after a bin changed, under a row lock so that
+ * bins finishing together cannot both miss the last transition. Ended jobs stay ended (only a
+ * retry reopens them). On the way to `completed` the stored quota is charged once; on the way
+ * to `failed` with fail_on_zip_error, bins still waiting or running are cancelled.
+ */
+export async function settleJob(db: Db, jobId: string, now = new Date()): Promise<string | null> {
+  return db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM jobs WHERE id = ${jobId}::uuid FOR UPDATE`;
+    const job = await tx.job.findUnique({ where: { id: jobId } });
+    if (!job || job.status === 'preparing' || job.status === 'completed' || job.status === 'failed') return job?.status ?? null;
+    const bins = await tx.zip.findMany({ where: { jobId }, select: { status: true, size: true, fileCount: true } });
+    const status = aggregateJobStatus(
+      bins.map((b) => b.status),
+      job.failOnZipError,
+    );
+    if (status === job.status) return status;
+    if (status !== 'completed' && status !== 'failed') {
+      await tx.job.update({ where: { id: jobId }, data: { status } });
+      return status;
+    }
+    if (status === 'failed' && job.failOnZipError) {
+      await tx.zip.updateMany({
+        where: { jobId, status: { in: ['pending', 'processing'] } },
+        data: { status: 'failed', error: CANCELLED_BY_FAIL_FAST },
+      });
+    }
+    const done = bins.filter((b) => b.status === 'completed');
+    const totalSize = done.reduce((sum, b) => sum + (b.size ?? 0n), 0n);
+    await tx.job.update({
+      where: { id: jobId },
+      data: { status, completedAt: now, fileCount: done.reduce((n, b) => n + b.fileCount, 0), totalSize },
+    });
+    if (status === 'completed' && totalSize > 0n) {
+      // Stored quota: ZIP bytes x the retention asked for, charged at completion (decisions.md).
+      await tx.usageRecord.create({
+        data: { userId: job.userId, kind: 'stored_byte_seconds', month: monthStart(now), amount: totalSize * BigInt(job.expiresIn), jobId },
+      });
+    }
+    return status;
+  });
+}

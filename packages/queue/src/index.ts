@@ -1,0 +1,74 @@
+import { Queue, Worker, type Processor, type WorkerOptions, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+
+/** Every queue, declared once for producers and consumers alike. */
+export const QUEUES = {
+  /** Probe a job's URLs and compute its bins (split and stream jobs). */
+  prepare: 'prepare',
+  /** Build one ZIP bin and upload it (stored jobs). */
+  pack: 'pack',
+  /** Periodic upkeep: re-enqueue lost work, delete expired objects. */
+  maintenance: 'maintenance',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export interface PreparePayload {
+  jobId: string;
+  /** Job attempt this message belongs to; stale attempts are dropped by the consumer. */
+  attempt: number;
+}
+
+export interface PackPayload {
+  jobId: string;
+  zipId: string;
+  attempt: number;
+}
+
+export interface MaintenancePayload {
+  task: 'reconcile' | 'sweep-expired';
+}
+
+export interface Payloads {
+  prepare: PreparePayload;
+  pack: PackPayload;
+  maintenance: MaintenancePayload;
+}
+
+/** BullMQ requires `maxRetriesPerRequest: null` on the connections it blocks on. */
+export function createRedis(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+}
+
+/**
+ * Job ids are derived from the work they stand for, so a message enqueued twice
+ * (reconciler + API, retries) is deduplicated by BullMQ instead of running twice.
+ */
+export const jobIds = {
+  prepare: (p: PreparePayload) => `prepare:${p.jobId}:${p.attempt}`,
+  pack: (p: PackPayload) => `pack:${p.zipId}:${p.attempt}`,
+};
+
+const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { age: 3600, count: 10000 },
+  removeOnFail: { age: 7 * 86400 },
+};
+
+export function createQueue<N extends keyof Payloads>(name: N, connection: Redis, prefix: string): Queue<Payloads[N]> {
+  return new Queue<Payloads[N]>(QUEUES[name], { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+}
+
+export function createWorker<N extends keyof Payloads>(
+  name: N,
+  processor: Processor<Payloads[N]>,
+  connection: Redis,
+  prefix: string,
+  options: Omit<WorkerOptions, 'connection' | 'prefix'> = {},
+): Worker<Payloads[N]> {
+  return new Worker<Payloads[N]>(QUEUES[name], processor, { connection, prefix, ...options });
+}
+
+export type { Queue, Worker, Job as QueueJob } from 'bullmq';
+export type { Redis } from 'ioredis';

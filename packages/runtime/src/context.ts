@@ -1,0 +1,63 @@
+import type { Config } from '@ap/config';
+import { createDb, type Db } from '@ap/db';
+import { createLogger, type Logger } from '@ap/log';
+import { createRedis, type Redis } from '@ap/queue';
+import { createObjectStore, type ObjectStore } from '@ap/storage';
+import { createFetcher, type Fetcher } from '@ap/fetch';
+import type { ReadinessCheck } from './health';
+
+/** What every service process holds: its config and one client per backing service. */
+export interface ServiceContext {
+  config: Config;
+  log: Logger;
+  db: Db;
+  redis: Redis;
+  store: ObjectStore;
+  /** Fetches remote URLs behind the SSRF guard. */
+  fetcher: Fetcher;
+  readiness: Record<string, ReadinessCheck>;
+  close(): Promise<void>;
+}
+
+export function storageConfig(config: Config) {
+  return {
+    endpoint: config.S3_ENDPOINT,
+    region: config.S3_REGION,
+    bucket: config.S3_BUCKET,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+  };
+}
+
+export function createServiceContext(name: string, config: Config): ServiceContext {
+  const log = createLogger(name, config.LOG_LEVEL);
+  const db = createDb(config.DATABASE_URL);
+  const redis = createRedis(config.REDIS_URL);
+  redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+  const store = createObjectStore(storageConfig(config));
+  const fetcher = createFetcher({
+    allowPrivate: config.ALLOW_PRIVATE_URLS,
+    connectTimeoutMs: 10_000,
+    idleTimeoutMs: 30_000,
+    userAgent: 'archive-packager/1.0',
+  });
+  return {
+    config,
+    log,
+    db,
+    redis,
+    store,
+    fetcher,
+    readiness: {
+      postgres: () => db.$queryRaw`SELECT 1`,
+      redis: () => redis.ping(),
+      s3: () => store.ping(),
+    },
+    async close() {
+      await Promise.allSettled([db.$disconnect(), redis.quit()]);
+      store.client.destroy();
+      fetcher.close();
+    },
+  };
+}

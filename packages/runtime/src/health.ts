@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@ap/log';
+
+export type ReadinessCheck = () => Promise<unknown>;
+
+/** Runs every check with a deadline; returns the names of the ones that failed. */
+export async function runReadinessChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 2000): Promise<string[]> {
+  const results = await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          check(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+          }),
+        ]);
+        return null;
+      } catch {
+        return name;
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return results.filter((n): n is string => n !== null);
+}
+
+/**
+ * The health endpoints of a worker process (the API serves the same routes itself):
+ * `/healthz` says the process is alive, `/readyz` that its dependencies answer.
+ */
+export async function startHealthServer(port: number, checks: Record<string, ReadinessCheck>, host = '0.0.0.0'): Promise<http.Server & { port: number }> {
+  const server = http.createServer(async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, status: 'ok' }));
+    } else if (path === '/readyz') {
+      const failing = await runReadinessChecks(checks);
+      const ok = failing.length === 0;
+      res
+        .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ success: ok, status: ok ? 'ready' : 'unavailable', failing }));
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'not found' } }),
+      );
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return Object.assign(server, { port: (server.address() as AddressInfo).port });
+}
+
+/**
+ * Calls `stop` once on SIGTERM/SIGINT, then exits. A second signal, or a stop that takes
+ * longer than `graceMs`, exits at once.
+ */
+export function onShutdown(log: Logger, stop: () => Promise<void>, graceMs = 30_000): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'error while shutting down');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

@@ -1,0 +1,2 @@
+export * from './download-token';
+export * from './api-keys';

@@ -1,0 +1,25 @@
+import { PLANS } from '@ap/contract';
+import type { Db, Plan } from '@ap/db';
+
+const BYTE_SECONDS_PER_GB_DAY = 1e9 * 86_400;
+
+/** First day of the current calendar month (UTC): usage records are bucketed by it. */
+export function monthStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+async function usageThisMonth(db: Db, userId: string, kind: 'stored_byte_seconds' | 'stream_bytes'): Promise<bigint> {
+  const { _sum } = await db.usageRecord.aggregate({ where: { userId, kind, month: monthStart() }, _sum: { amount: true } });
+  return _sum.amount ?? 0n;
+}
+
+/** Stored quota (decisions.md): GB-days charged this month have reached the plan's allowance. */
+export async function storedQuotaExceeded(db: Db, user: { id: string; plan: Plan }): Promise<boolean> {
+  const used = Number(await usageThisMonth(db, user.id, 'stored_byte_seconds')) / BYTE_SECONDS_PER_GB_DAY;
+  return used >= PLANS[user.plan].storedQuotaGbDays;
+}
+
+/** Stream quota: bytes delivered by stream downloads this month have reached the plan's allowance. */
+export async function streamQuotaExceeded(db: Db, user: { id: string; plan: Plan }): Promise<boolean> {
+  return Number(await usageThisMonth(db, user.id, 'stream_bytes')) >= PLANS[user.plan].streamQuotaBytes;
+}

@@ -1,0 +1,107 @@
+import type { NextFunction, Request, Response } from 'express';
+import { jwtVerify, SignJWT } from 'jose';
+import { ApiError } from '@ap/contract';
+import type { Db, Plan } from '@ap/db';
+import { hashApiKey } from '@ap/tokens';
+
+export interface AuthUser {
+  id: string;
+  plan: Plan;
+  overageEnabled: boolean;
+}
+
+export interface AuthContext {
+  user: AuthUser;
+  /** The API key used, when the request authenticated with one (rate limits are per key). */
+  apiKeyId: string | null;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      auth?: AuthContext;
+    }
+  }
+}
+
+const SESSION_TTL_SECONDS = 12 * 3600;
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+const JWT_ISSUER = 'archive-packager';
+
+export async function signSessionToken(userId: string, secret: string): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(userId)
+    .setIssuer(JWT_ISSUER)
+    .setIssuedAt()
+    .setExpirationTime(`${SESSION_TTL_SECONDS}s`)
+    .sign(new TextEncoder().encode(secret));
+}
+
+/** The authenticated user of a request that passed `authenticate`. */
+export function authOf(req: Request): AuthContext {
+  if (!req.auth) throw new Error('authenticate middleware did not run');
+  return req.auth;
+}
+
+const unauthorized = (message: string) => new ApiError('UNAUTHORIZED', message);
+
+/**
+ * `X-API-Key` (hashed lookup) or `Authorization: Bearer <session JWT>`. `last_used_at` is
+ * written at most once a minute per key: an in-process clock skips the write on hot keys,
+ * and the conditional UPDATE keeps replicas from writing more often than that either.
+ */
+export function authenticate(db: Db, sessionSecret: string) {
+  const lastWritten = new Map<string, number>();
+  const secretKey = new TextEncoder().encode(sessionSecret);
+
+  async function fromApiKey(plain: string): Promise<AuthContext> {
+    const key = await db.apiKey.findUnique({
+      where: { keyHash: hashApiKey(plain) },
+      select: { id: true, revokedAt: true, expiresAt: true, user: { select: { id: true, plan: true, overageEnabled: true } } },
+    });
+    const now = Date.now();
+    if (!key || key.revokedAt) throw unauthorized('invalid API key');
+    if (key.expiresAt && key.expiresAt.getTime() <= now) throw unauthorized('API key has expired');
+    if (now - (lastWritten.get(key.id) ?? 0) >= LAST_USED_WRITE_INTERVAL_MS) {
+      lastWritten.set(key.id, now);
+      if (lastWritten.size > 100_000) lastWritten.clear();
+      await db.apiKey.updateMany({
+        where: { id: key.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now - LAST_USED_WRITE_INTERVAL_MS) } }] },
+        data: { lastUsedAt: new Date(now) },
+      });
+    }
+    return { user: key.user, apiKeyId: key.id };
+  }
+
+  async function fromSession(token: string): Promise<AuthContext> {
+    let userId: string | undefined;
+    try {
+      const { payload } = await jwtVerify(token, secretKey, { algorithms: ['HS256'], issuer: JWT_ISSUER });
+      userId = payload.sub;
+    } catch {
+      throw unauthorized('invalid or expired session token');
+    }
+    const user = userId
+      ? await db.user.findUnique({ where: { id: userId }, select: { id: true, plan: true, overageEnabled: true } })
+      : null;
+    if (!user) throw unauthorized('invalid or expired session token');
+    return { user, apiKeyId: null };
+  }
+
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const apiKey = req.get('x-api-key');
+    const authorization = req.get('authorization');
+    if (apiKey !== undefined) {
+      req.auth = await fromApiKey(apiKey);
+    } else if (authorization !== undefined) {
+      const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+      if (!match?.[1]) throw unauthorized('Authorization header must be "Bearer <session token>"');
+      req.auth = await fromSession(match[1]);
+    } else {
+      throw unauthorized('missing API key (send the X-API-Key header)');
+    }
+    next();
+  };
+}

@@ -1,0 +1,46 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ApiError, errorEnvelope } from '@ap/contract';
+import type { Logger } from '@ap/log';
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new ApiError('NOT_FOUND', `no route for ${req.method} ${req.path}`));
+};
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+/** Turns every error into the contract's envelope; internal faults never expose details. */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (err instanceof ApiError) {
+      res.status(err.status).json(errorEnvelope(err.code, err.message));
+      return;
+    }
+    const parserType = (err as BodyParserError).type;
+    if (parserType === 'entity.parse.failed') {
+      res.status(400).json(errorEnvelope('INVALID_REQUEST', 'request body is not valid JSON'));
+      return;
+    }
+    if (parserType === 'entity.too.large') {
+      res.status(413).json(errorEnvelope('INVALID_REQUEST', 'request body is larger than 10 MB'));
+      return;
+    }
+    if (parserType === 'encoding.unsupported' || parserType === 'charset.unsupported') {
+      res.status(415).json(errorEnvelope('INVALID_REQUEST', 'unsupported request body encoding'));
+      return;
+    }
+    const status = (err as BodyParserError).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      res.status(status).json(errorEnvelope('INVALID_REQUEST', 'malformed request'));
+      return;
+    }
+    log.error({ err, method: req.method, route: req.route?.path }, 'internal error');
+    res.status(500).json(errorEnvelope('INTERNAL_ERROR', 'internal error'));
+  };
+}

@@ -1,0 +1,2 @@
+export { createApp, type ApiContext } from './app';
+export { createUserWithKey } from './domain/users';

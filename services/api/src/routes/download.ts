@@ -1,0 +1,105 @@
+import { Router, type Request, type Response } from 'express';
+import { pipeline } from 'node:stream/promises';
+import { ApiError, errorEnvelope } from '@ap/contract';
+import type { Db } from '@ap/db';
+import type { Logger } from '@ap/log';
+import type { ObjectStore } from '@ap/storage';
+import { verifyDownloadToken } from '@ap/tokens';
+
+export interface DownloadDeps {
+  db: Db;
+  store: ObjectStore;
+  log: Logger;
+  tokenSecret: string;
+  /** Serves a stream-mode ZIP; absent until stream mode is enabled. */
+  serveStream?: (req: Request, res: Response, zipId: string) => Promise<void>;
+}
+
+/** RFC 6266 / RFC 5987: an ASCII fallback plus the exact UTF-8 name. */
+export function contentDisposition(filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** `If-Range` holds an ETag or a date; the range applies only if it still matches (RFC 9110 13.1.5). */
+export function ifRangeMatches(req: Request, etag: string, lastModified: Date): boolean {
+  const value = req.get('if-range');
+  if (value === undefined) return true;
+  if (value.startsWith('"') || value.startsWith('W/')) return value === etag; // weak tags never match
+  const date = Date.parse(value);
+  return !Number.isNaN(date) && Math.floor(lastModified.getTime() / 1000) * 1000 <= date;
+}
+
+/**
+ * Resolves the single byte range to serve, or null for the whole body. Multiple ranges are
+ * answered with the whole body (allowed by RFC 9110), unsatisfiable ones with 416.
+ */
+export function resolveRange(req: Request, size: number, etag: string, lastModified: Date): { start: number; end: number } | 'unsatisfiable' | null {
+  if (!req.get('range') || !ifRangeMatches(req, etag, lastModified)) return null;
+  const ranges = req.range(size, { combine: true });
+  if (ranges === -2 || ranges === undefined) return null; // malformed: ignore, as RFC 9110 says
+  if (ranges === -1) return 'unsatisfiable';
+  if (ranges.type !== 'bytes' || ranges.length !== 1) return null;
+  return { start: ranges[0]!.start, end: ranges[0]!.end };
+}
+
+export function downloadRouter(deps: DownloadDeps): Router {
+  const router = Router();
+  router.get('/:token', async (req, res) => {
+    const verdict = verifyDownloadToken(req.params.token, deps.tokenSecret, new Date());
+    if (!verdict.ok) {
+      throw new ApiError(verdict.code, verdict.code === 'EXPIRED_TOKEN' ? 'download link has expired' : 'download link is not valid');
+    }
+    const zip = await deps.db.zip.findUnique({
+      where: { id: verdict.zipId },
+      include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true } } },
+    });
+    if (!zip) throw new ApiError('INVALID_TOKEN', 'download link is not valid');
+    if (zip.job.expiresAt <= new Date() || zip.job.purgedAt) throw new ApiError('EXPIRED_TOKEN', 'download link has expired');
+    if (zip.job.status !== 'completed' || zip.status !== 'completed') throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
+    if (zip.job.mode === 'stream') {
+      if (!deps.serveStream) throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
+      await deps.serveStream(req, res, zip.id);
+      return;
+    }
+    if (!zip.objectKey || zip.size === null || !zip.etag) throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
+
+    const size = Number(zip.size);
+    const etag = `"${zip.etag}"`;
+    const lastModified = zip.completedAt ?? zip.updatedAt;
+    res.set({
+      'Content-Type': 'application/zip',
+      'Content-Disposition': contentDisposition(zip.filename),
+      'Accept-Ranges': 'bytes',
+      ETag: etag,
+      'Last-Modified': lastModified.toUTCString(),
+      'Cache-Control': 'private, no-transform',
+    });
+    const range = resolveRange(req, size, etag, lastModified);
+    if (range === 'unsatisfiable') {
+      res.status(416).set('Content-Range', `bytes */${size}`).json(errorEnvelope('INVALID_REQUEST', `requested range not satisfiable (size ${size})`));
+      return;
+    }
+    if (req.fresh && !range) {
+      res.status(304).end();
+      return;
+    }
+    const object = await deps.store.read(zip.objectKey, range ?? undefined);
+    if (range) {
+      res.status(206).set({ 'Content-Range': `bytes ${range.start}-${range.end}/${size}`, 'Content-Length': String(range.end - range.start + 1) });
+    } else {
+      res.status(200).set('Content-Length', String(size));
+    }
+    if (req.method === 'HEAD') {
+      object.body.destroy();
+      res.end();
+      return;
+    }
+    // A client that goes away aborts the S3 read at once.
+    await pipeline(object.body, res).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') deps.log.warn({ err: err.message, zipId: zip.id }, 'download interrupted');
+    });
+  });
+  return router;
+}

@@ -1,0 +1,122 @@
+// Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
+import { renderZipFilenames } from '@ap/contract';
+import type { Prisma } from '@ap/db';
+import { iso } from '../http/serialize';
+
+export const jobListSelect = {
+  id: true,
+  status: true,
+  urlCount: true,
+  fileCount: true,
+  zipFilename: true,
+  maxZipSizeBytes: true,
+  zipCount: true,
+  totalSize: true,
+  failOnUrlError: true,
+  createdAt: true,
+  completedAt: true,
+  expiresAt: true,
+  zips: { where: { sequence: 1 }, select: { filename: true, size: true } },
+} satisfies Prisma.JobSelect;
+
+export const jobFullInclude = {
+  files: { orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true } },
+  zips: { orderBy: { sequence: 'asc' } },
+} satisfies Prisma.JobInclude;
+
+type ListRow = Prisma.JobGetPayload<{ select: typeof jobListSelect }>;
+type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }>;
+
+export interface ViewContext {
+  now: Date;
+  downloadUrl(zipId: string, expiresAt: Date): string;
+}
+
+const num = (v: bigint | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
+
+/** Until the layout is known, the name the first ZIP will have. */
+function firstZipName(job: { id: string; zipFilename: string | null; createdAt: Date }, first: { filename: string } | undefined): string {
+  if (first) return first.filename;
+  const rendered = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: 1 });
+  return rendered.ok ? rendered.names[0]! : `archive-${job.id}.zip`;
+}
+
+export function jobListItem(job: ListRow) {
+  const first = job.zips[0];
+  return {
+    id: job.id,
+    status: job.status,
+    url_count: job.urlCount,
+    file_count: job.fileCount,
+    zip_filename: firstZipName(job, first),
+    zip_size: num(first?.size),
+    multi_zip: job.maxZipSizeBytes !== null,
+    zip_count: job.zipCount,
+    total_size: Number(job.totalSize),
+    max_zip_size_bytes: num(job.maxZipSizeBytes),
+    fail_on_url_error: job.failOnUrlError,
+    created_at: iso(job.createdAt),
+    completed_at: job.completedAt ? iso(job.completedAt) : null,
+    expires_at: iso(job.expiresAt),
+  };
+}
+
+export function jobFull(job: FullRow, ctx: ViewContext) {
+  const multiZip = job.maxZipSizeBytes !== null;
+  const downloadable = job.status === 'completed' && job.expiresAt > ctx.now;
+  const errorsByZip = new Map<string, { url: string; error: string }[]>();
+  const errors: { url: string; error: string }[] = [];
+  for (const f of job.files) {
+    if (f.error === null) continue;
+    const entry = { url: f.url, error: f.error };
+    errors.push(entry);
+    if (f.zipId) errorsByZip.set(f.zipId, [...(errorsByZip.get(f.zipId) ?? []), entry]);
+  }
+  // Failures that belong to no URL (e.g. a bin over the plan's archive limit) carry an empty url.
+  for (const z of job.zips) {
+    if (z.error !== null) {
+      const entry = { url: '', error: z.error };
+      errors.push(entry);
+      errorsByZip.set(z.id, [...(errorsByZip.get(z.id) ?? []), entry]);
+    }
+  }
+  if (job.error !== null) errors.push({ url: '', error: job.error });
+
+  const zips = job.zips.map((z) => {
+    const zipErrors = errorsByZip.get(z.id);
+    return {
+      id: z.id,
+      sequence: z.sequence,
+      status: z.status,
+      filename: z.filename,
+      file_count: z.fileCount,
+      size: z.status === 'completed' ? num(z.size) : null,
+      download_url: downloadable && z.status === 'completed' ? ctx.downloadUrl(z.id, job.expiresAt) : null,
+      ...(zipErrors ? { errors: zipErrors } : {}),
+    };
+  });
+  const first = zips[0];
+  return {
+    id: job.id,
+    status: job.status,
+    files: job.files.map((f) => ({ url: f.url, filename: f.filename })),
+    url_count: job.urlCount,
+    file_count: job.fileCount,
+    zip_filename: firstZipName(job, job.zips[0]),
+    zip_size: multiZip ? null : (first?.size ?? null),
+    fail_on_url_error: job.failOnUrlError,
+    download_url: multiZip ? null : (first?.download_url ?? null),
+    metadata: (job.metadata as Record<string, string> | null) ?? null,
+    created_at: iso(job.createdAt),
+    completed_at: job.completedAt ? iso(job.completedAt) : null,
+    expires_at: iso(job.expiresAt),
+    multi_zip: multiZip,
+    max_zip_size_bytes: num(job.maxZipSizeBytes),
+    split_strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
+    fail_on_zip_error: job.failOnZipError,
+    zip_count: job.zipCount,
+    total_size: Number(job.totalSize),
+    zips,
+    ...(errors.length ? { errors } : {}),
+  };
+}

@@ -1,0 +1,135 @@
+import { Router } from 'express';
+import {
+  ApiError,
+  checkArchiveLimit,
+  checkPlanLimits,
+  jobCreateSchema,
+  listJobsQuerySchema,
+  renderZipFilenames,
+  retrySchema,
+} from '@ap/contract';
+import type { Db, Prisma } from '@ap/db';
+import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
+import type { Logger } from '@ap/log';
+import type { ObjectStore } from '@ap/storage';
+import { authOf } from '../http/auth';
+import { isUuid } from '../http/serialize';
+import { parseOrThrow } from '../http/validate';
+import { storedQuotaExceeded } from '../domain/quota';
+import { jobFull, jobFullInclude, jobListItem, jobListSelect, type ViewContext } from './job-views';
+
+export interface JobsDeps {
+  db: Db;
+  queues: WorkQueues;
+  store: ObjectStore;
+  log: Logger;
+  downloadUrl: ViewContext['downloadUrl'];
+}
+
+interface Cursor {
+  t: string;
+  id: string;
+}
+
+const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.t, c.id])).toString('base64url');
+
+function decodeCursor(value: string): Cursor {
+  try {
+    const [t, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof t === 'string' && !Number.isNaN(Date.parse(t)) && typeof id === 'string' && isUuid(id)) return { t, id };
+  } catch {
+    // fall through
+  }
+  throw new ApiError('INVALID_REQUEST', 'cursor is not a value returned in meta.next_cursor');
+}
+
+export function jobsRouter(deps: JobsDeps): Router {
+  const { db, queues, store, log } = deps;
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const { user } = authOf(req);
+    const body = parseOrThrow(jobCreateSchema, req.body);
+    const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
+    if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
+    const planProblem = checkPlanLimits(user.plan, body);
+    if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
+    if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(db, user))) {
+      throw new ApiError('QUOTA_EXCEEDED', 'the monthly stored quota of your plan is used up and overage is disabled');
+    }
+    const jobId = await createJob(
+      db,
+      queues,
+      {
+        userId: user.id,
+        mode: body.mode,
+        files: body.files,
+        zipFilename: body.zip_filename ?? null,
+        expiresIn: body.expires_in,
+        failOnUrlError: body.fail_on_url_error,
+        metadata: body.metadata ?? null,
+        maxZipSizeBytes: body.max_zip_size_bytes ?? null,
+        splitStrategy: body.split_strategy,
+        allowOversizeZips: body.allow_oversize_zips,
+        failOnZipError: body.fail_on_zip_error,
+      },
+      (err) => log.warn({ err }, 'job committed but not enqueued; the reconciler will enqueue it'),
+      (id, createdAt) => {
+        const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1 });
+        if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
+        return rendered.names[0]!;
+      },
+    );
+    res.status(201).json({ success: true, job_id: jobId });
+  });
+
+  router.get('/', async (req, res) => {
+    const { user } = authOf(req);
+    const query = parseOrThrow(listJobsQuerySchema, req.query);
+    const where: Prisma.JobWhereInput = { userId: user.id, ...(query.status ? { status: query.status } : {}) };
+    const cursor = query.cursor ? decodeCursor(query.cursor) : null;
+    // Keyset pagination on (created_at, id) descending: a page costs O(limit) at any depth.
+    const page = await db.job.findMany({
+      where: cursor
+        ? { ...where, OR: [{ createdAt: { lt: new Date(cursor.t) } }, { createdAt: new Date(cursor.t), id: { lt: cursor.id } }] }
+        : where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: query.limit + 1,
+      select: jobListSelect,
+    });
+    const total = await db.job.count({ where });
+    const hasMore = page.length > query.limit;
+    const items = page.slice(0, query.limit);
+    const last = items[items.length - 1];
+    res.json({
+      success: true,
+      jobs: items.map(jobListItem),
+      meta: {
+        limit: query.limit,
+        total,
+        next_cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
+        has_more: hasMore,
+      },
+    });
+  });
+
+  router.get('/:id', async (req, res) => {
+    const { user } = authOf(req);
+    const id = req.params.id;
+    const job = isUuid(id) ? await db.job.findFirst({ where: { id, userId: user.id }, include: jobFullInclude }) : null;
+    if (!job) throw new ApiError('NOT_FOUND', 'job not found');
+    res.json({ success: true, job: jobFull(job, { now: new Date(), downloadUrl: deps.downloadUrl }) });
+  });
+
+  router.post('/:id/retry', async (req, res) => {
+    const { user } = authOf(req);
+    const id = req.params.id;
+    const body = parseOrThrow(retrySchema, req.body ?? {});
+    const outcome = isUuid(id) ? await retryJob({ db, queues, store }, id, user.id, body.from_checkpoint) : 'not-found';
+    if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
+    if (outcome === 'not-failed') throw new ApiError('INVALID_REQUEST', 'only jobs with status failed can be retried');
+    res.json({ success: true, job_id: id });
+  });
+
+  return router;
+}

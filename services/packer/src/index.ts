@@ -1,0 +1,2 @@
+export { createPackerProcessor } from './processor';
+export { packBin, objectKeyFor, ARCHIVE_TOO_LARGE } from './processor';

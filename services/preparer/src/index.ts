@@ -1,0 +1,2 @@
+export { createPreparerProcessor } from './processor';
+export { prepareJob } from './processor';

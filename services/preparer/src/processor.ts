@@ -1,0 +1,185 @@
+import type { Processor } from 'bullmq';
+import { dedupeEntryNames, deriveEntryName, renderZipFilenames } from '@ap/contract';
+import { enqueue, mapLimit, newZipId, type WorkQueues } from '@ap/jobs';
+import type { PreparePayload } from '@ap/queue';
+import type { ServiceContext } from '@ap/runtime';
+import { packBins, planZip } from '@ap/zip';
+
+/** How often a long probe run touches the job, so the reconciler sees it is alive. */
+const HEARTBEAT_MS = 20_000;
+
+interface ProbedFile {
+  position: number;
+  url: string;
+  size: number | null;
+  etag: string | null;
+  lastModified: string | null;
+  entryName: string | null;
+  error: string | null;
+  zipId: string | null;
+}
+
+interface Bin {
+  positions: number[];
+  size: number | null;
+}
+
+type Layout = { ok: true; bins: Bin[] } | { ok: false; error: string; position?: number };
+
+export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues): Processor<PreparePayload> {
+  return async (message) => {
+    await prepareJob(ctx, queues, message.data);
+  };
+}
+
+/**
+ * Preparing (decisions.md "Sizes, probing and bins"): probe every URL, name the entries,
+ * lay out the bins with exact ZIP sizes, persist them and hand stored bins to the packers.
+ * Runs again safely: every write is guarded by the job still preparing at this attempt.
+ */
+export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload): Promise<void> {
+  const { db, fetcher, log } = ctx;
+  const job = await db.job.findUnique({ where: { id: payload.jobId } });
+  if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
+  const rows = await db.jobFile.findMany({ where: { jobId: job.id }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true } });
+  const split = job.maxZipSizeBytes !== null;
+
+  const heartbeat = setInterval(() => {
+    void db.job.updateMany({ where: { id: job.id, status: 'preparing' }, data: { updatedAt: new Date() } }).catch(() => undefined);
+  }, HEARTBEAT_MS);
+  let probed: ProbedFile[];
+  try {
+    probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
+      const result = await fetcher.probe(row.url);
+      if (!result.ok) return { ...blank(row), error: result.error };
+      const sizeUnknown = result.size === null && split;
+      return {
+        ...blank(row),
+        size: result.size,
+        etag: result.etag ?? null,
+        lastModified: result.lastModified ?? null,
+        entryName: deriveEntryName({ givenFilename: row.filename, contentDisposition: result.contentDisposition, finalUrl: result.finalUrl, index: row.position + 1 }),
+        error: sizeUnknown ? 'size unknown (no Content-Length or Content-Range)' : null,
+      };
+    });
+  } finally {
+    clearInterval(heartbeat);
+  }
+
+  const usable = probed.filter((f) => f.error === null);
+  // Names are unique across the whole job, so parts extracted into one folder never collide
+  // and a file's name does not depend on the bin it lands in.
+  const unique = dedupeEntryNames(usable.map((f) => f.entryName!));
+  usable.forEach((f, i) => (f.entryName = unique[i]!));
+
+  const failed = probed.length - usable.length;
+  let layout: Layout;
+  if (usable.length === 0) layout = { ok: false, error: 'none of the URLs could be fetched' };
+  else if (failed > 0 && job.failOnUrlError) layout = { ok: false, error: `${failed} of ${probed.length} URLs could not be fetched` };
+  else layout = computeLayout(usable, job);
+
+  if (!layout.ok) {
+    const failure = layout;
+    await db.$transaction(async (tx) => {
+      const { count } = await tx.job.updateMany({
+        where: { id: job.id, status: 'preparing', attempt: job.attempt },
+        data: { status: 'failed', error: failure.position === undefined ? failure.error : null, completedAt: new Date() },
+      });
+      if (count === 0) return;
+      if (failure.position !== undefined) {
+        const f = probed.find((p) => p.position === failure.position)!;
+        f.error = failure.error;
+      }
+      await writeFiles(tx, job.id, probed);
+    });
+    log.info({ jobId: job.id, error: failure.error }, 'job failed while preparing');
+    return;
+  }
+
+  const names = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: layout.bins.length });
+  if (!names.ok) throw new Error(`zip_filename no longer renders: ${names.message}`); // validated at create time
+  const stream = job.mode === 'stream';
+  const byPosition = new Map(probed.map((f) => [f.position, f]));
+  const bins = layout.bins.map((bin, i) => {
+    const id = newZipId();
+    for (const p of bin.positions) byPosition.get(p)!.zipId = id;
+    return { id, sequence: i + 1, filename: names.names[i]!, fileCount: bin.positions.length, plannedSize: bin.size };
+  });
+  const knownSizes = bins.every((b) => b.plannedSize !== null);
+  const now = new Date();
+
+  const won = await db.$transaction(async (tx) => {
+    const { count } = await tx.job.updateMany({
+      where: { id: job.id, status: 'preparing', attempt: job.attempt },
+      data: stream
+        ? {
+            // Stream ZIPs are built at download time: the job is complete once its layout is known.
+            status: 'completed',
+            completedAt: now,
+            zipCount: bins.length,
+            fileCount: usable.length,
+            totalSize: knownSizes ? bins.reduce((s, b) => s + b.plannedSize!, 0) : 0,
+          }
+        : { status: 'pending', zipCount: bins.length },
+    });
+    if (count === 0) return false;
+    await tx.zip.createMany({
+      data: bins.map((b) => ({
+        id: b.id,
+        jobId: job.id,
+        sequence: b.sequence,
+        filename: b.filename,
+        fileCount: b.fileCount,
+        plannedSize: b.plannedSize === null ? null : BigInt(b.plannedSize),
+        attempt: job.attempt,
+        ...(stream ? { status: 'completed' as const, size: b.plannedSize === null ? null : BigInt(b.plannedSize), completedAt: now } : {}),
+      })),
+    });
+    await writeFiles(tx, job.id, probed);
+    return true;
+  });
+  if (!won || stream) return;
+  for (const b of bins) await enqueue.pack(queues, { jobId: job.id, zipId: b.id, attempt: job.attempt });
+  await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
+}
+
+function blank(row: { position: number; url: string }): ProbedFile {
+  return { position: row.position, url: row.url, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
+}
+
+function computeLayout(usable: ProbedFile[], job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean; createdAt: Date }): Layout {
+  if (job.maxZipSizeBytes === null) {
+    const layout = planZip(usable.map((f) => ({ name: f.entryName!, size: f.size })), { mtime: job.createdAt });
+    return { ok: true, bins: [{ positions: usable.map((f) => f.position), size: layout.totalSize }] };
+  }
+  const packed = packBins(
+    usable.map((f) => ({ index: f.position, name: f.entryName!, size: f.size! })),
+    {
+      maxZipSize: Number(job.maxZipSizeBytes),
+      strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
+      allowOversize: job.allowOversizeZips,
+      mtime: job.createdAt,
+    },
+  );
+  if (!packed.ok) return { ok: false, error: packed.error, position: packed.index };
+  return { ok: true, bins: packed.bins.map((b) => ({ positions: b.indexes, size: b.size })) };
+}
+
+type Tx = Parameters<Parameters<ServiceContext['db']['$transaction']>[0]>[0];
+
+/** Writes every file's probe result and bin in one statement. */
+async function writeFiles(tx: Tx, jobId: string, files: ProbedFile[]): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE job_files AS f
+       SET size = u.size, etag = u.etag, last_modified = u.last_modified, entry_name = u.entry_name, error = u.error, zip_id = u.zip_id
+      FROM unnest(
+             ${files.map((f) => f.position)}::int[],
+             ${files.map((f) => (f.size === null ? null : String(f.size)))}::bigint[],
+             ${files.map((f) => f.etag)}::text[],
+             ${files.map((f) => f.lastModified)}::text[],
+             ${files.map((f) => f.entryName)}::text[],
+             ${files.map((f) => f.error)}::text[],
+             ${files.map((f) => f.zipId)}::text[]
+           ) AS u(position, size, etag, last_modified, entry_name, error, zip_id)
+     WHERE f.job_id = ${jobId}::uuid AND f.position = u.position`;
+}

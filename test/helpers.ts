@@ -1,0 +1,87 @@
+// Helpers for tests that run the real services in-process against the run's Postgres, Redis and S3.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from '@ap/config';
+import { createApp, createUserWithKey } from '@ap/api';
+import type { Plan } from '@ap/db';
+import { createWorkQueues, type WorkQueues } from '@ap/jobs';
+import { createServiceContext, type ServiceContext } from '@ap/runtime';
+
+export interface TestApi {
+  ctx: ServiceContext & { queues: WorkQueues };
+  url: string;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<Record<keyof Config, string>> = {}): Config {
+  return loadConfig({ ...process.env, ...overrides });
+}
+
+/** Starts the real API on an ephemeral port. */
+export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}): Promise<TestApi> {
+  const base = createServiceContext('api-test', testConfig(overrides));
+  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
+  const server: Server = createApp(ctx).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ctx,
+    url,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.queues.close();
+      await ctx.close();
+    },
+  };
+}
+
+let userCounter = 0;
+export async function createUser(ctx: Pick<ServiceContext, 'db'>, options: { plan?: Plan; password?: string; overage?: boolean } = {}) {
+  const email = `user${++userCounter}.${process.pid}.${Date.now()}@example.test`;
+  const result = await createUserWithKey(ctx.db, { email, plan: options.plan ?? 'free', overage: options.overage ?? false, password: options.password });
+  return { ...result, email };
+}
+
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** fetch + JSON, for API calls in tests. */
+export async function call<T = any>(base: string, method: string, path: string, options: { key?: string; bearer?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers['x-api-key'] = options.key;
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+/** Polls GET /jobs/:id until the job reaches one of `statuses`. */
+export async function waitForJob(base: string, key: string, jobId: string, statuses: string[] = ['completed', 'failed'], timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await call(base, 'GET', `/jobs/${jobId}`, { key });
+    if (res.status !== 200) throw new Error(`GET /jobs/${jobId} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    if (statuses.includes(res.body.job.status)) return res.body.job;
+    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${res.body.job.status} after ${timeoutMs} ms: ${JSON.stringify(res.body.job).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** GETs a URL and returns status, headers and the whole body. */
+export async function download(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: Buffer }> {
+  const res = await fetch(url, { headers });
+  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+}

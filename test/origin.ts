@@ -1,0 +1,104 @@
+// A real HTTP origin for tests: files with deterministic bytes, and the misbehaviours the
+// pipeline must handle (no HEAD, redirects, truncation, failures, Content-Disposition).
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface OriginFile {
+  body: Buffer;
+  /** HEAD answers 405 (forces the ranged-GET probe). */
+  noHead?: boolean;
+  /** Sends no Content-Length (chunked). */
+  chunked?: boolean;
+  /** Declares the full length but closes the connection after this many bytes. */
+  truncateAt?: number;
+  /** Answers with this status and no body. */
+  status?: number;
+  contentDisposition?: string;
+  /** Redirects (302) to this path. */
+  redirectTo?: string;
+  etag?: string;
+}
+
+export interface Origin {
+  url: string;
+  files: Map<string, OriginFile>;
+  /** Body bytes sent per path (GET bodies only). */
+  bytesSent: Map<string, number>;
+  requests: { method: string; path: string; range?: string }[];
+  set(path: string, file: OriginFile): string;
+  close(): Promise<void>;
+}
+
+/** Deterministic pseudo-random bytes, so tests can build large inputs cheaply. */
+export function bytesOf(seed: number, length: number): Buffer {
+  const words = new Int32Array(Math.ceil(length / 4));
+  let x = (seed * 2654435761 + 1) | 0 || 1;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x;
+  }
+  return Buffer.from(words.buffer, 0, length);
+}
+
+export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+export async function startOrigin(): Promise<Origin> {
+  const files = new Map<string, OriginFile>();
+  const bytesSent = new Map<string, number>();
+  const requests: Origin['requests'] = [];
+  const server = http.createServer((req, res) => {
+    const path = decodeURIComponent((req.url ?? '/').split('?')[0]!);
+    requests.push({ method: req.method!, path, range: req.headers.range });
+    const file = files.get(path);
+    if (!file) return void res.writeHead(404).end();
+    if (file.redirectTo) return void res.writeHead(302, { location: file.redirectTo }).end();
+    if (file.status) return void res.writeHead(file.status).end();
+    if (req.method === 'HEAD' && file.noHead) return void res.writeHead(405).end();
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' };
+    if (file.contentDisposition) headers['content-disposition'] = file.contentDisposition;
+    if (file.etag) headers.etag = file.etag;
+    let body = file.body;
+    let status = 200;
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    if (range && !file.chunked) {
+      const size = body.length;
+      let start = range[1] ? Number(range[1]) : size - Number(range[2]);
+      const end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+      if (!range[1]) start = Math.max(0, start);
+      if (start >= size || start > end) return void res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+      headers['content-range'] = `bytes ${start}-${end}/${size}`;
+      body = body.subarray(start, end + 1);
+      status = 206;
+    }
+    if (!file.chunked) headers['content-length'] = String(body.length);
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD') return void res.end();
+    const toSend = file.truncateAt !== undefined ? body.subarray(0, file.truncateAt) : body;
+    bytesSent.set(path, (bytesSent.get(path) ?? 0) + toSend.length);
+    if (file.truncateAt !== undefined) {
+      res.write(toSend, () => res.destroy());
+      return;
+    }
+    res.end(toSend);
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    files,
+    bytesSent,
+    requests,
+    set(path, file) {
+      files.set(path, file);
+      return url + path;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

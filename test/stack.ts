@@ -1,0 +1,45 @@
+// The real stack in one test process: API on an ephemeral port, preparer and packer workers
+// on the run's queues, all against the run's Postgres, Redis and S3.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '@ap/config';
+import { createApp } from '@ap/api';
+import { createWorkQueues, type WorkQueues } from '@ap/jobs';
+import { createPackerProcessor } from '@ap/packer';
+import { createPreparerProcessor } from '@ap/preparer';
+import { createWorker, type Worker } from '@ap/queue';
+import { createServiceContext, type ServiceContext } from '@ap/runtime';
+import { testConfig } from './helpers';
+
+export interface Stack {
+  url: string;
+  ctx: ServiceContext & { queues: WorkQueues };
+  workers: Worker[];
+  close(): Promise<void>;
+}
+
+export async function startStack(overrides: Partial<Record<keyof Config, string>> = {}, options: { workers?: boolean } = {}): Promise<Stack> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = createServiceContext('test', testConfig({ PUBLIC_BASE_URL: url, ...overrides }));
+  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
+  server.on('request', createApp(ctx));
+  const workers: Worker[] = [];
+  if (options.workers !== false) {
+    workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS }));
+    workers.push(createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS }));
+  }
+  return {
+    url,
+    ctx,
+    workers,
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.queues.close();
+      await ctx.close();
+    },
+  };
+}
