@@ -6,6 +6,10 @@ import { createObjectStore, type ObjectStore } from '@ap/storage';
 import { createFetcher, type Fetcher } from '@ap/fetch';
 import type { ReadinessCheck } from './health';
 
+// ZIP entry times are MS-DOS local times: every replica must agree on "local" so that a job's
+// archive bytes (and stream ETags) do not depend on the machine that built them.
+process.env.TZ = 'UTC';
+
 /** What every service process holds: its config and one client per backing service. */
 export interface ServiceContext {
   config: Config;

@@ -7,7 +7,7 @@ import { FetchError, type OpenedBody } from '@ap/fetch';
 import { settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
-import { YAZL_ENTRY_OPTIONS, entryOverhead } from '@ap/zip';
+import { YAZL_ENTRY_OPTIONS, ZipSizer } from '@ap/zip';
 
 const HEARTBEAT_MS = 15_000;
 /** The next file's request starts when the current one has less than this left to stream. */
@@ -101,7 +101,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
   const packaged: { position: number; entryName: string; size: number }[] = [];
   const urlErrors: { position: number; error: string }[] = [];
   const names = createEntryNameDeduper();
-  let predictedSize = 0;
+  // The archive's exact size so far: the plan's per-archive limit is enforced before each body.
+  const sizer = new ZipSizer();
 
   const open = (file: BinFile): Promise<OpenedBody | FetchError> =>
     fetcher
@@ -129,12 +130,9 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         file.entryName ??
           deriveEntryName({ givenFilename: file.filename, contentDisposition: opened.contentDisposition, finalUrl: opened.finalUrl, index: file.position + 1 }),
       );
-      if (size !== null) {
-        predictedSize += entryOverhead(entryName, size) + size;
-        if (predictedSize > archiveLimit) {
-          opened.stream.destroy();
-          throw new BinFailure(ARCHIVE_TOO_LARGE);
-        }
+      if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > archiveLimit) {
+        opened.stream.destroy();
+        throw new BinFailure(ARCHIVE_TOO_LARGE);
       }
       const body = await streamEntry(zipfile, opened, entryName, size, job.createdAt, startNext);
       if (abort.signal.aborted) throw abort.signal.reason;
@@ -146,10 +144,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         }
         throw job.failOnUrlError ? new BinFailure(`${file.url}: ${body.error}`) : new Error(`${file.url}: ${body.error}`);
       }
-      if (size === null) {
-        predictedSize += entryOverhead(entryName, body.bytes) + body.bytes;
-        if (predictedSize > archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
-      }
+      sizer.add(Buffer.byteLength(entryName), body.bytes);
+      if (sizer.total() > archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
       packaged.push({ position: file.position, entryName, size: body.bytes });
     }
     if (packaged.length === 0) throw new BinFailure('none of the URLs of this ZIP could be fetched');

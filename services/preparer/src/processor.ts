@@ -3,7 +3,7 @@ import { dedupeEntryNames, deriveEntryName, renderZipFilenames } from '@ap/contr
 import { enqueue, mapLimit, newZipId, type WorkQueues } from '@ap/jobs';
 import type { PreparePayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
-import { packBins, planZip } from '@ap/zip';
+import { packBins, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
@@ -147,10 +147,10 @@ function blank(row: { position: number; url: string }): ProbedFile {
   return { position: row.position, url: row.url, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
 }
 
-function computeLayout(usable: ProbedFile[], job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean; createdAt: Date }): Layout {
+function computeLayout(usable: ProbedFile[], job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean }): Layout {
   if (job.maxZipSizeBytes === null) {
-    const layout = planZip(usable.map((f) => ({ name: f.entryName!, size: f.size })), { mtime: job.createdAt });
-    return { ok: true, bins: [{ positions: usable.map((f) => f.position), size: layout.totalSize }] };
+    const size = zipSize(usable.map((f) => ({ name: f.entryName!, size: f.size })));
+    return { ok: true, bins: [{ positions: usable.map((f) => f.position), size }] };
   }
   const packed = packBins(
     usable.map((f) => ({ index: f.position, name: f.entryName!, size: f.size! })),
@@ -158,7 +158,6 @@ function computeLayout(usable: ProbedFile[], job: { maxZipSizeBytes: bigint | nu
       maxZipSize: Number(job.maxZipSizeBytes),
       strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
       allowOversize: job.allowOversizeZips,
-      mtime: job.createdAt,
     },
   );
   if (!packed.ok) return { ok: false, error: packed.error, position: packed.index };

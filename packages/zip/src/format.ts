@@ -1,0 +1,178 @@
+/**
+ * The records of a STORE-only ZIP, byte for byte as the packers' yazl 3.3.1 writes them for
+ * `addReadStream*` entries with `compress: false` (general purpose bits 3 and 11, a data
+ * descriptor after every body, an Info-ZIP "UT" timestamp in the central directory, ZIP64
+ * extra fields and end records where needed). Stream mode serves these same bytes, so stored
+ * and streamed archives of one job are identical; format.test.ts holds that equality.
+ */
+
+export const ZIP64_LIMIT = 0xfffffffe; // yazl switches an entry to ZIP64 above this
+export const LOCAL_HEADER_FIXED = 30;
+export const CENTRAL_RECORD_FIXED = 46;
+export const UT_EXTRA = 9;
+export const ZIP64_EXTRA = 28;
+export const DESCRIPTOR = 16;
+export const ZIP64_DESCRIPTOR = 24;
+export const END_RECORD = 22;
+export const ZIP64_END_RECORDS = 56 + 20;
+
+const FLAGS = (1 << 11) | (1 << 3); // UTF-8 names; CRC and sizes in the data descriptor
+const VERSION_MADE_BY = (3 << 8) | 63; // unix, spec 6.3
+const VERSION_NEEDED = 20;
+const VERSION_NEEDED_ZIP64 = 45;
+const FILE_ATTRIBUTES = (0o100664 << 16) >>> 0;
+
+/** MS-DOS date and time, in the process's local time zone as yazl computes them (services run in UTC). */
+export interface DosTime {
+  date: number;
+  time: number;
+  /** Unix seconds for the UT extra field, clamped to 32 bits as yazl does. */
+  unix: number;
+}
+
+const MIN_DOS = new Date(1980, 0, 1);
+const MAX_DOS = new Date(2107, 11, 31, 23, 59, 58);
+
+export function dosTime(mtime: Date): DosTime {
+  const d = mtime < MIN_DOS ? MIN_DOS : mtime > MAX_DOS ? MAX_DOS : mtime;
+  const date = (d.getDate() & 0x1f) | (((d.getMonth() + 1) & 0xf) << 5) | (((d.getFullYear() - 1980) & 0x7f) << 9);
+  const time = Math.floor(d.getSeconds() / 2) | ((d.getMinutes() & 0x3f) << 5) | ((d.getHours() & 0x1f) << 11);
+  const unix = Math.min(0x7fffffff, Math.max(-0x80000000, Math.floor(mtime.getTime() / 1000)));
+  return { date, time, unix };
+}
+
+/** What the records of one entry are made of. */
+export interface EntryRecord {
+  name: Buffer;
+  size: number;
+  offset: number;
+  zip64: boolean;
+}
+
+export function usesZip64(size: number, offset: number): boolean {
+  return size > ZIP64_LIMIT || offset > ZIP64_LIMIT;
+}
+
+export function localHeaderLength(nameBytes: number): number {
+  return LOCAL_HEADER_FIXED + nameBytes;
+}
+
+export function descriptorLength(zip64: boolean): number {
+  return zip64 ? ZIP64_DESCRIPTOR : DESCRIPTOR;
+}
+
+export function centralRecordLength(nameBytes: number, zip64: boolean): number {
+  return CENTRAL_RECORD_FIXED + nameBytes + UT_EXTRA + (zip64 ? ZIP64_EXTRA : 0);
+}
+
+/** Whether the archive needs the ZIP64 end records (as yazl decides when it writes them). */
+export function needsZip64End(entryCount: number, centralSize: number, centralOffset: number): boolean {
+  return entryCount >= 0xffff || centralSize >= 0xffffffff || centralOffset >= 0xffffffff;
+}
+
+export function endRecordsLength(zip64End: boolean): number {
+  return END_RECORD + (zip64End ? ZIP64_END_RECORDS : 0);
+}
+
+function writeUInt64(buf: Buffer, value: number, at: number): void {
+  buf.writeUInt32LE(value % 0x100000000, at);
+  buf.writeUInt32LE(Math.floor(value / 0x100000000), at + 4);
+}
+
+export function localHeader(entry: EntryRecord, time: DosTime): Buffer {
+  const buf = Buffer.alloc(LOCAL_HEADER_FIXED + entry.name.length);
+  buf.writeUInt32LE(0x04034b50, 0);
+  buf.writeUInt16LE(VERSION_NEEDED, 4);
+  buf.writeUInt16LE(FLAGS, 6);
+  buf.writeUInt16LE(0, 8); // STORE
+  buf.writeUInt16LE(time.time, 10);
+  buf.writeUInt16LE(time.date, 12);
+  // CRC-32 and sizes are zero here: they follow the body in the data descriptor.
+  buf.writeUInt16LE(entry.name.length, 26);
+  buf.writeUInt16LE(0, 28);
+  entry.name.copy(buf, LOCAL_HEADER_FIXED);
+  return buf;
+}
+
+export function dataDescriptor(entry: EntryRecord, crc: number): Buffer {
+  const buf = Buffer.alloc(descriptorLength(entry.zip64));
+  buf.writeUInt32LE(0x08074b50, 0);
+  buf.writeUInt32LE(crc >>> 0, 4);
+  if (entry.zip64) {
+    writeUInt64(buf, entry.size, 8);
+    writeUInt64(buf, entry.size, 16);
+  } else {
+    buf.writeUInt32LE(entry.size, 8);
+    buf.writeUInt32LE(entry.size, 12);
+  }
+  return buf;
+}
+
+export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): Buffer {
+  const nameLength = entry.name.length;
+  const buf = Buffer.alloc(centralRecordLength(nameLength, entry.zip64));
+  buf.writeUInt32LE(0x02014b50, 0);
+  buf.writeUInt16LE(VERSION_MADE_BY, 4);
+  buf.writeUInt16LE(entry.zip64 ? VERSION_NEEDED_ZIP64 : VERSION_NEEDED, 6);
+  buf.writeUInt16LE(FLAGS, 8);
+  buf.writeUInt16LE(0, 10);
+  buf.writeUInt16LE(time.time, 12);
+  buf.writeUInt16LE(time.date, 14);
+  buf.writeUInt32LE(crc >>> 0, 16);
+  buf.writeUInt32LE(entry.zip64 ? 0xffffffff : entry.size, 20);
+  buf.writeUInt32LE(entry.zip64 ? 0xffffffff : entry.size, 24);
+  buf.writeUInt16LE(nameLength, 28);
+  buf.writeUInt16LE(UT_EXTRA + (entry.zip64 ? ZIP64_EXTRA : 0), 30);
+  buf.writeUInt16LE(0, 32); // comment
+  buf.writeUInt16LE(0, 34); // disk
+  buf.writeUInt16LE(0, 36); // internal attributes
+  buf.writeUInt32LE(FILE_ATTRIBUTES, 38);
+  buf.writeUInt32LE(entry.zip64 ? 0xffffffff : entry.offset, 42);
+  entry.name.copy(buf, CENTRAL_RECORD_FIXED);
+  let at = CENTRAL_RECORD_FIXED + nameLength;
+  buf.writeUInt16LE(0x5455, at); // Info-ZIP universal timestamp
+  buf.writeUInt16LE(UT_EXTRA - 4, at + 2);
+  buf.writeUInt8(0b11, at + 4); // mtime and atime flags, mtime only present (as Info-ZIP writes)
+  buf.writeInt32LE(time.unix, at + 5);
+  at += UT_EXTRA;
+  if (entry.zip64) {
+    buf.writeUInt16LE(0x0001, at);
+    buf.writeUInt16LE(ZIP64_EXTRA - 4, at + 2);
+    writeUInt64(buf, entry.size, at + 4);
+    writeUInt64(buf, entry.size, at + 12);
+    writeUInt64(buf, entry.offset, at + 20);
+  }
+  return buf;
+}
+
+export function endRecords(entryCount: number, centralSize: number, centralOffset: number): Buffer {
+  const zip64 = needsZip64End(entryCount, centralSize, centralOffset);
+  const buf = Buffer.alloc(endRecordsLength(zip64));
+  let at = 0;
+  if (zip64) {
+    buf.writeUInt32LE(0x06064b50, 0);
+    writeUInt64(buf, 56 - 12, 4);
+    buf.writeUInt16LE(VERSION_MADE_BY, 12);
+    buf.writeUInt16LE(VERSION_NEEDED_ZIP64, 14);
+    buf.writeUInt32LE(0, 16);
+    buf.writeUInt32LE(0, 20);
+    writeUInt64(buf, entryCount, 24);
+    writeUInt64(buf, entryCount, 32);
+    writeUInt64(buf, centralSize, 40);
+    writeUInt64(buf, centralOffset, 48);
+    buf.writeUInt32LE(0x07064b50, 56);
+    buf.writeUInt32LE(0, 60);
+    writeUInt64(buf, centralOffset + centralSize, 64); // where the ZIP64 end record starts
+    buf.writeUInt32LE(1, 72);
+    at = ZIP64_END_RECORDS;
+  }
+  buf.writeUInt32LE(0x06054b50, at);
+  buf.writeUInt16LE(0, at + 4);
+  buf.writeUInt16LE(0, at + 6);
+  buf.writeUInt16LE(entryCount >= 0xffff ? 0xffff : entryCount, at + 8);
+  buf.writeUInt16LE(entryCount >= 0xffff ? 0xffff : entryCount, at + 10);
+  buf.writeUInt32LE(centralSize >= 0xffffffff ? 0xffffffff : centralSize, at + 12);
+  buf.writeUInt32LE(centralOffset >= 0xffffffff ? 0xffffffff : centralOffset, at + 16);
+  buf.writeUInt16LE(0, at + 20);
+  return buf;
+}

@@ -1,0 +1,181 @@
+import {
+  centralRecord,
+  centralRecordLength,
+  dataDescriptor,
+  descriptorLength,
+  dosTime,
+  endRecords,
+  endRecordsLength,
+  localHeader,
+  localHeaderLength,
+  needsZip64End,
+  usesZip64,
+  type DosTime,
+  type EntryRecord,
+} from './format';
+
+export interface ZipEntryInput {
+  /** The entry's path inside the ZIP (already sanitised and de-duplicated). */
+  name: string;
+  /** Byte length of the body, or null when it is not known before fetching. */
+  size: number | null;
+}
+
+/** One entry placed in the archive: where its header, body and descriptor sit. */
+export interface PlacedEntry extends EntryRecord {
+  index: number;
+  /** Offset of the first body byte. */
+  dataOffset: number;
+  descriptorOffset: number;
+}
+
+/**
+ * One contiguous byte source of the archive (the Esri/zipstream model): the archive is these
+ * sources end to end. `header` and `end` bytes are known from the layout alone; `data` is an
+ * input's body; `descriptor` and `central` need the entry's CRC-32.
+ */
+export type Segment =
+  | { kind: 'header'; start: number; length: number; entry: number }
+  | { kind: 'data'; start: number; length: number; entry: number }
+  | { kind: 'descriptor'; start: number; length: number; entry: number }
+  | { kind: 'central'; start: number; length: number; entry: number }
+  | { kind: 'end'; start: number; length: number };
+
+export interface ZipLayout {
+  entries: PlacedEntry[];
+  segments: Segment[];
+  centralOffset: number;
+  centralSize: number;
+  totalSize: number;
+  time: DosTime;
+}
+
+/** Exact byte length of a ZIP of these entries, in this order; null if a size is unknown. */
+export function zipSize(entries: readonly ZipEntryInput[]): number | null {
+  const sizer = new ZipSizer();
+  for (const e of entries) {
+    if (e.size === null) return null;
+    sizer.add(Buffer.byteLength(e.name), e.size);
+  }
+  return sizer.total();
+}
+
+/**
+ * Running exact size of an archive as entries are appended. Used by bin packing and by the
+ * packer's per-archive limit; O(1) per entry.
+ */
+export class ZipSizer {
+  private cursor = 0;
+  private central = 0;
+  private count = 0;
+
+  add(nameBytes: number, size: number): void {
+    const zip64 = usesZip64(size, this.cursor);
+    this.cursor += localHeaderLength(nameBytes) + size + descriptorLength(zip64);
+    this.central += centralRecordLength(nameBytes, zip64);
+    this.count++;
+  }
+
+  /** Size of the archive if it ended now. */
+  total(): number {
+    return this.cursor + this.central + endRecordsLength(needsZip64End(this.count, this.central, this.cursor));
+  }
+
+  /** Size of the archive with one more entry, without adding it. */
+  totalWith(nameBytes: number, size: number): number {
+    const zip64 = usesZip64(size, this.cursor);
+    const cursor = this.cursor + localHeaderLength(nameBytes) + size + descriptorLength(zip64);
+    const central = this.central + centralRecordLength(nameBytes, zip64);
+    return cursor + central + endRecordsLength(needsZip64End(this.count + 1, central, cursor));
+  }
+
+  get entryCount(): number {
+    return this.count;
+  }
+}
+
+/**
+ * Lays out a ZIP whose entry sizes are all known: every record's offset and length, the
+ * archive's exact size, and the list of byte sources a download walks.
+ */
+export function planZip(entries: readonly { name: string; size: number }[], options: { mtime: Date }): ZipLayout {
+  const placed: PlacedEntry[] = [];
+  const segments: Segment[] = [];
+  let cursor = 0;
+  entries.forEach((e, index) => {
+    if (!Number.isSafeInteger(e.size) || e.size < 0) throw new RangeError(`entry ${index}: size must be a non-negative integer`);
+    const name = Buffer.from(e.name, 'utf8');
+    if (name.length > 0xffff) throw new RangeError(`entry ${index}: name is longer than 65535 bytes`);
+    const offset = cursor;
+    const zip64 = usesZip64(e.size, offset);
+    const dataOffset = offset + localHeaderLength(name.length);
+    const descriptorOffset = dataOffset + e.size;
+    placed.push({ index, name, size: e.size, offset, zip64, dataOffset, descriptorOffset });
+    segments.push({ kind: 'header', start: offset, length: dataOffset - offset, entry: index });
+    if (e.size > 0) segments.push({ kind: 'data', start: dataOffset, length: e.size, entry: index });
+    segments.push({ kind: 'descriptor', start: descriptorOffset, length: descriptorLength(zip64), entry: index });
+    cursor = descriptorOffset + descriptorLength(zip64);
+  });
+  const centralOffset = cursor;
+  for (const e of placed) {
+    const length = centralRecordLength(e.name.length, e.zip64);
+    segments.push({ kind: 'central', start: cursor, length, entry: e.index });
+    cursor += length;
+  }
+  const centralSize = cursor - centralOffset;
+  const endLength = endRecordsLength(needsZip64End(placed.length, centralSize, centralOffset));
+  segments.push({ kind: 'end', start: cursor, length: endLength });
+  return { entries: placed, segments, centralOffset, centralSize, totalSize: cursor + endLength, time: dosTime(options.mtime) };
+}
+
+/**
+ * The bytes of a non-data segment. `crcOf` is asked only for `descriptor` and `central`
+ * segments, i.e. only for entries whose CRC the segment actually contains.
+ */
+export function renderSegment(layout: ZipLayout, segment: Segment, crcOf: (entry: number) => number): Buffer {
+  switch (segment.kind) {
+    case 'header':
+      return localHeader(layout.entries[segment.entry]!, layout.time);
+    case 'descriptor':
+      return dataDescriptor(layout.entries[segment.entry]!, crcOf(segment.entry));
+    case 'central':
+      return centralRecord(layout.entries[segment.entry]!, crcOf(segment.entry), layout.time);
+    case 'end':
+      return endRecords(layout.entries.length, layout.centralSize, layout.centralOffset);
+    case 'data':
+      throw new TypeError('data segments are bodies: they come from the input, not the layout');
+  }
+}
+
+/** A piece of a segment that falls inside a requested byte range. */
+export interface SegmentSlice {
+  segment: Segment;
+  /** Offset inside the segment where the slice starts. */
+  from: number;
+  /** Length of the slice. */
+  length: number;
+}
+
+/**
+ * The segments (and the part of each) that cover bytes [start, end] of the archive, inclusive
+ * as HTTP ranges are. Binary search to the first, then a walk: O(log n + k).
+ */
+export function sliceRange(layout: ZipLayout, start: number, end: number): SegmentSlice[] {
+  if (!(start >= 0 && end >= start && end < layout.totalSize)) throw new RangeError(`range ${start}-${end} is outside 0-${layout.totalSize - 1}`);
+  const { segments } = layout;
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (segments[mid]!.start <= start) lo = mid;
+    else hi = mid - 1;
+  }
+  const slices: SegmentSlice[] = [];
+  for (let i = lo; i < segments.length && segments[i]!.start <= end; i++) {
+    const segment = segments[i]!;
+    const from = Math.max(start, segment.start) - segment.start;
+    const to = Math.min(end + 1, segment.start + segment.length) - segment.start;
+    if (to > from) slices.push({ segment, from, length: to - from });
+  }
+  return slices;
+}
