@@ -93,7 +93,7 @@ export async function startOrigin(): Promise<Origin> {
     bytesSent,
     requests,
     set(path, file) {
-      files.set(path, file);
+      files.set(decodeURIComponent(path), file); // requests are matched decoded
       return url + path;
     },
     async close() {

@@ -122,7 +122,9 @@ describe('stored single ZIP', () => {
     expect(job.status).toBe('failed');
     expect(job.download_url).toBeNull();
     expect(job.zips[0]).toMatchObject({ status: 'failed', download_url: null, size: null });
-    expect(JSON.stringify(job.errors)).toContain('gone.bin');
+    const gone = { url: `${origin.url}/gone.bin`, error: expect.stringContaining('404') };
+    expect(job.errors).toEqual([gone]);
+    expect(job.zips[0].errors).toEqual([gone]);
   });
 });
 

@@ -38,7 +38,7 @@ export function packBins(files: readonly BinInput[], options: BinOptions): BinPa
   const alone = (f: BinInput) => zipSize([{ name: f.name, size: f.size }])!;
   for (const f of files) {
     if (alone(f) > options.maxZipSize && !options.allowOversize) {
-      return { ok: false, index: f.index, error: `file of ${f.size} bytes does not fit in a ZIP of max_zip_size_bytes (${options.maxZipSize}) and allow_oversize_zips is false` };
+      return { ok: false, index: f.index, error: `file is larger than max_zip_size_bytes allows: its ZIP alone would be ${alone(f)} bytes, over ${options.maxZipSize} (allow_oversize_zips is false)` };
     }
   }
   return { ok: true, bins: options.strategy === 'ffd' ? firstFitDecreasing(files, options.maxZipSize, alone) : preserveOrder(files, options.maxZipSize, alone) };

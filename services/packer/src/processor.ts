@@ -18,6 +18,16 @@ export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 /** A failure that retrying the bin cannot fix: the bin fails at once. */
 class BinFailure extends UnrecoverableError {}
 
+/** A URL that could not be fetched with fail_on_url_error true: reported as that URL's error. */
+class UrlFailure extends BinFailure {
+  constructor(
+    readonly position: number,
+    readonly urlError: string,
+  ) {
+    super(urlError);
+  }
+}
+
 export function objectKeyFor(jobId: string, zipId: string): string {
   return `jobs/${jobId}/${zipId}.zip`;
 }
@@ -29,18 +39,25 @@ export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayloa
       await packBin(ctx, message.data);
     } catch (err) {
       const final = err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
-      if (final) await failBin(ctx, message.data, err instanceof Error ? err.message : String(err));
+      if (final) await failBin(ctx, message.data, err);
       throw err;
     }
   };
 }
 
-async function failBin(ctx: ServiceContext, payload: PackPayload, error: string): Promise<void> {
-  const { count } = await ctx.db.zip.updateMany({
-    where: { id: payload.zipId, attempt: payload.attempt, status: { in: ['pending', 'processing'] } },
-    data: { status: 'failed', error },
+async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
+  const failed = await ctx.db.$transaction(async (tx) => {
+    const { count } = await tx.zip.updateMany({
+      where: { id: payload.zipId, attempt: payload.attempt, status: { in: ['pending', 'processing'] } },
+      // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
+      data: { status: 'failed', error: err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err) },
+    });
+    if (count && err instanceof UrlFailure) {
+      await tx.jobFile.update({ where: { jobId_position: { jobId: payload.jobId, position: err.position } }, data: { error: err.urlError } });
+    }
+    return count > 0;
   });
-  if (count) await settleJob(ctx.db, payload.jobId);
+  if (failed) await settleJob(ctx.db, payload.jobId);
 }
 
 interface BinFile {
@@ -120,7 +137,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         if (next === null && i + 1 < files.length) next = open(files[i + 1]!);
       };
       if (opened instanceof FetchError) {
-        if (job.failOnUrlError) throw new BinFailure(`${file.url}: ${opened.userMessage}`);
+        if (job.failOnUrlError) throw new UrlFailure(file.position, opened.userMessage);
         urlErrors.push({ position: file.position, error: opened.userMessage });
         startNext();
         continue;
@@ -142,7 +159,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         if (!job.failOnUrlError) {
           await db.jobFile.update({ where: { jobId_position: { jobId: job.id, position: file.position } }, data: { error: body.error } });
         }
-        throw job.failOnUrlError ? new BinFailure(`${file.url}: ${body.error}`) : new Error(`${file.url}: ${body.error}`);
+        throw job.failOnUrlError ? new UrlFailure(file.position, body.error) : new Error(`${file.url}: ${body.error}`);
       }
       sizer.add(Buffer.byteLength(entryName), body.bytes);
       if (sizer.total() > archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
