@@ -1,5 +1,6 @@
 // The real stack in one test process: API on an ephemeral port, preparer and packer workers
 // on the run's queues, all against the run's Postgres, Redis and S3.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
@@ -22,7 +23,16 @@ export async function startStack(overrides: Partial<Record<keyof Config, string>
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const base = createServiceContext('test', testConfig({ PUBLIC_BASE_URL: url, ...overrides }));
+  // Each stack gets its own queues unless told otherwise, so one stack's workers never take
+  // another's work (a test about a strict SSRF guard must not be served by a lenient packer).
+  const prefix = `${process.env.REDIS_PREFIX ?? 'ap-test'}-stack-${randomBytes(4).toString('hex')}`;
+  let base: ServiceContext;
+  try {
+    base = createServiceContext('test', testConfig({ PUBLIC_BASE_URL: url, REDIS_PREFIX: prefix, ...overrides }));
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
   server.on('request', createApp(ctx));
   const workers: Worker[] = [];

@@ -18,13 +18,13 @@ export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 /** A failure that retrying the bin cannot fix: the bin fails at once. */
 class BinFailure extends UnrecoverableError {}
 
-/** A URL that could not be fetched with fail_on_url_error true: reported as that URL's error. */
+/**
+ * The bin failed because of its URLs (one with fail_on_url_error true, or all of them): the
+ * failures are reported under their URLs (job_files), and the bin itself needs no message.
+ */
 class UrlFailure extends BinFailure {
-  constructor(
-    readonly position: number,
-    readonly urlError: string,
-  ) {
-    super(urlError);
+  constructor(readonly failures: { position: number; error: string }[]) {
+    super(failures.map((f) => f.error).join('; '));
   }
 }
 
@@ -53,7 +53,9 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
       data: { status: 'failed', error: err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err) },
     });
     if (count && err instanceof UrlFailure) {
-      await tx.jobFile.update({ where: { jobId_position: { jobId: payload.jobId, position: err.position } }, data: { error: err.urlError } });
+      for (const f of err.failures) {
+        await tx.jobFile.update({ where: { jobId_position: { jobId: payload.jobId, position: f.position } }, data: { error: f.error } });
+      }
     }
     return count > 0;
   });
@@ -137,7 +139,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         if (next === null && i + 1 < files.length) next = open(files[i + 1]!);
       };
       if (opened instanceof FetchError) {
-        if (job.failOnUrlError) throw new UrlFailure(file.position, opened.userMessage);
+        if (job.failOnUrlError) throw new UrlFailure([{ position: file.position, error: opened.userMessage }]);
         urlErrors.push({ position: file.position, error: opened.userMessage });
         startNext();
         continue;
@@ -159,13 +161,13 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         if (!job.failOnUrlError) {
           await db.jobFile.update({ where: { jobId_position: { jobId: job.id, position: file.position } }, data: { error: body.error } });
         }
-        throw job.failOnUrlError ? new UrlFailure(file.position, body.error) : new Error(`${file.url}: ${body.error}`);
+        throw job.failOnUrlError ? new UrlFailure([{ position: file.position, error: body.error }]) : new Error(`${file.url}: ${body.error}`);
       }
       sizer.add(Buffer.byteLength(entryName), body.bytes);
       if (sizer.total() > archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
       packaged.push({ position: file.position, entryName, size: body.bytes });
     }
-    if (packaged.length === 0) throw new BinFailure('none of the URLs of this ZIP could be fetched');
+    if (packaged.length === 0) throw new UrlFailure(urlErrors);
     zipfile.end();
     const object = await uploaded;
 
