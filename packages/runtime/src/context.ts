@@ -23,6 +23,11 @@ export interface ServiceContext {
   close(): Promise<void>;
 }
 
+/** How every service fetches remote URLs (decisions.md "Fetching"). */
+export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'>) {
+  return { allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: 10_000, idleTimeoutMs: 30_000, userAgent: 'archive-packager/1.0' };
+}
+
 export function storageConfig(config: Config) {
   return {
     endpoint: config.S3_ENDPOINT,
@@ -40,12 +45,7 @@ export function createServiceContext(name: string, config: Config): ServiceConte
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
   const store = createObjectStore(storageConfig(config));
-  const fetcher = createFetcher({
-    allowPrivate: config.ALLOW_PRIVATE_URLS,
-    connectTimeoutMs: 10_000,
-    idleTimeoutMs: 30_000,
-    userAgent: 'archive-packager/1.0',
-  });
+  const fetcher = createFetcher(fetcherOptions(config));
   return {
     config,
     log,

@@ -1,2 +1,2 @@
 export { runReadinessChecks, startHealthServer, onShutdown, type ReadinessCheck } from './health';
-export { createServiceContext, storageConfig, type ServiceContext } from './context';
+export { createServiceContext, fetcherOptions, storageConfig, type ServiceContext } from './context';

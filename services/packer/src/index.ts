@@ -1,2 +1,2 @@
-export { createPackerProcessor } from './processor';
-export { packBin, objectKeyFor, ARCHIVE_TOO_LARGE } from './processor';
+export { createPackerProcessor, packBin, objectKeyFor } from './processor';
+export { writeArchive, ARCHIVE_TOO_LARGE, type ArchiveFile, type ArchiveOptions, type ArchiveResult } from './archive';

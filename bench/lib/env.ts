@@ -1,0 +1,82 @@
+// Scratch surroundings for a bench: its own database (migrated, dropped at the end), its own
+// Redis prefix, s3rver in a child process, and helpers to run the real services as processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
+import { EMBEDDED_S3_CREDENTIALS } from '../../scripts/embedded';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Starts a TypeScript entry point as a child process (`node --import tsx`). */
+export function spawnTs(entry: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/** The first JSON line a child prints on stdout. */
+export function firstLine<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => resolve(JSON.parse(line) as T));
+    child.once('exit', (code) => reject(new Error(`child exited with ${code} before it was ready`)));
+  });
+}
+
+export async function startOrigin(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawnTs('bench/lib/origin-server.ts');
+  const { url } = await firstLine<{ url: string }>(child);
+  return { url, child };
+}
+
+export interface BenchEnv {
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Sets process.env for the real config module and returns it for child services too. */
+export async function startBenchEnv(extra: Record<string, string> = {}): Promise<BenchEnv> {
+  const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+  base.pathname = `/ap_bench_${randomBytes(4).toString('hex')}`;
+  const databaseUrl = base.toString();
+  await ensureDatabase(databaseUrl);
+  await migrate(databaseUrl);
+  const s3 = spawnTs('bench/lib/s3-server.ts', [`/tmp/ap-bench-s3-${process.pid}`, 'bench']);
+  const { endpoint } = await firstLine<{ endpoint: string }>(s3);
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `ap_bench_${process.pid}`,
+    S3_ENDPOINT: endpoint,
+    S3_BUCKET: 'bench',
+    S3_ACCESS_KEY_ID: EMBEDDED_S3_CREDENTIALS.accessKeyId,
+    S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey,
+    PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+    DOWNLOAD_TOKEN_SECRET: randomBytes(32).toString('hex'),
+    SESSION_SECRET: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    ALLOW_PRIVATE_URLS: 'true',
+    HEALTH_PORT: '0',
+    ...extra,
+  };
+  Object.assign(process.env, env);
+  return {
+    env,
+    async close() {
+      s3.kill('SIGTERM');
+      await new Promise((r) => s3.once('exit', r));
+      await dropDatabase(databaseUrl);
+    },
+  };
+}
+
+/** Peak resident set size of a process so far (VmHWM), in MiB. */
+export function peakRssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))!;
+  return Number(/(\d+)/.exec(line)![1]) / 1024;
+}
+
+export const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

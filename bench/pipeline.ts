@@ -1,0 +1,163 @@
+// Stored pipeline bench (issue 4). Prints four figures, each against a baseline measured in
+// the same run on the same loopback origin (a separate process):
+//   (a) packing core: fetch -> ZIP -> null sink, over fetch -> null sink (64 x 16 MiB)
+//   (b) end to end: a stored job, POST -> completed, over a plain fetch + multipart upload of
+//       the same bytes into the same S3
+//   (c) the packer service's peak RSS while packing one 4 GiB bin
+//   (d) preparing time for 20,000 URLs (HEAD probes and bin layout)
+//   pnpm bench:pipeline            (FILES=64 FILE_MIB=16 BIG_GIB=4 PREPARE_URLS=20000 to change)
+import { PassThrough, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import yazl from 'yazl';
+import { loadConfig } from '@ap/config';
+import { createUserWithKey } from '@ap/api';
+import { createDb } from '@ap/db';
+import { createFetcher } from '@ap/fetch';
+import { writeArchive } from '@ap/packer';
+import { createObjectStore } from '@ap/storage';
+import { fetcherOptions, storageConfig } from '@ap/runtime';
+import { freePort } from '../scripts/embedded';
+import { ms, peakRssMiB, spawnTs, startBenchEnv, startOrigin } from './lib/env';
+
+const FILES = Number(process.env.FILES ?? 64);
+const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
+const BIG_BYTES = Number(process.env.BIG_GIB ?? 4) * 1024 ** 3;
+const PREPARE_URLS = Number(process.env.PREPARE_URLS ?? 20_000);
+const ROUNDS = 3;
+const MBps = (bytes: number, millis: number) => `${((bytes / millis) * 1000 / 1e6).toFixed(0)} MB/s`;
+
+const origin = await startOrigin();
+const bench = await startBenchEnv();
+const config = loadConfig();
+const fetcher = createFetcher(fetcherOptions(config));
+const urls = Array.from({ length: FILES }, (_, i) => `${origin.url}/blob/${FILE_BYTES}/${i}/f${i}.bin`);
+const totalBytes = FILES * FILE_BYTES;
+const nullSink = () => new Writable({ write: (_c, _e, cb) => cb() });
+const children: { kill(): unknown }[] = [origin.child];
+
+try {
+  // (a) packing core ----------------------------------------------------------------------
+  const plainFetch = async () => {
+    const t0 = process.hrtime.bigint();
+    for (const url of urls) {
+      const body = await fetcher.openBody(url, { expectedSize: FILE_BYTES });
+      await pipeline(body.stream, nullSink());
+    }
+    return ms(t0);
+  };
+  const packToNull = async () => {
+    const t0 = process.hrtime.bigint();
+    const zip = new yazl.ZipFile();
+    const drained = pipeline(zip.outputStream, nullSink());
+    await writeArchive(
+      zip,
+      urls.map((url, position) => ({ position, url, filename: null, size: BigInt(FILE_BYTES), entryName: `f${position}.bin` })),
+      { fetcher, mtime: new Date(), failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined },
+    );
+    zip.end();
+    await drained;
+    return ms(t0);
+  };
+  const fetchTimes: number[] = [];
+  const packTimes: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    fetchTimes.push(await plainFetch());
+    packTimes.push(await packToNull());
+  }
+  const fetchBest = Math.min(...fetchTimes);
+  const packBest = Math.min(...packTimes);
+  console.log(`(a) packing core, ${FILES} x ${FILE_BYTES / 2 ** 20} MiB, best of ${ROUNDS}:`);
+  console.log(`    fetch -> null        ${MBps(totalBytes, fetchBest)}  (${fetchBest.toFixed(0)} ms)`);
+  console.log(`    fetch -> ZIP -> null ${MBps(totalBytes, packBest)}  (${packBest.toFixed(0)} ms)`);
+  console.log(`    ratio ${(fetchBest / packBest).toFixed(2)}  (target >= 0.90)`);
+
+  // The real services, each its own process, on this run's database, Redis and S3.
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, PACKER_CONCURRENCY: '1' };
+  const api = spawnTs('services/api/src/main.ts', [], serviceEnv);
+  const preparer = spawnTs('services/preparer/src/main.ts', [], serviceEnv);
+  children.push(api, preparer);
+  const db = createDb(config.DATABASE_URL);
+  const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}@example.test`, plan: 'scale', overage: true });
+  const post = async (body: unknown) => {
+    const res = await fetch(`${apiUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`POST /jobs: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { job_id: string }).job_id;
+  };
+  const waitFor = async (jobId: string, done: (status: string) => boolean) => {
+    for (;;) {
+      const res = await fetch(`${apiUrl}/jobs/${jobId}`, { headers: { 'x-api-key': apiKey } });
+      if (res.ok) {
+        const { job } = (await res.json()) as { job: { status: string; errors?: unknown } };
+        if (done(job.status)) return job;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  for (let i = 0; i < 100; i++) {
+    if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  // (b) end to end -------------------------------------------------------------------------
+  const packer = spawnTs('services/packer/src/main.ts', [], serviceEnv);
+  children.push(packer);
+  const store = createObjectStore(storageConfig(config));
+  const plainUpload = async (round: number) => {
+    const t0 = process.hrtime.bigint();
+    const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const uploaded = store.upload(`bench/plain-${round}.bin`, body);
+    for (const url of urls) {
+      const opened = await fetcher.openBody(url, { expectedSize: FILE_BYTES });
+      await pipeline(opened.stream, body, { end: false });
+    }
+    body.end();
+    await uploaded;
+    return ms(t0);
+  };
+  const storedJob = async () => {
+    const t0 = process.hrtime.bigint();
+    const jobId = await post({ files: urls.map((url) => ({ url })) });
+    const job = await waitFor(jobId, (s) => s === 'completed' || s === 'failed');
+    if (job.status !== 'completed') throw new Error(`job ${jobId} failed: ${JSON.stringify(job.errors)}`);
+    return ms(t0);
+  };
+  const uploadTimes: number[] = [];
+  const jobTimes: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    uploadTimes.push(await plainUpload(r));
+    jobTimes.push(await storedJob());
+  }
+  const uploadBest = Math.min(...uploadTimes);
+  const jobBest = Math.min(...jobTimes);
+  console.log(`(b) end to end, same ${FILES} files into s3rver, best of ${ROUNDS}:`);
+  console.log(`    fetch + multipart upload   ${MBps(totalBytes, uploadBest)}  (${uploadBest.toFixed(0)} ms)`);
+  console.log(`    stored job POST->completed ${MBps(totalBytes, jobBest)}  (${jobBest.toFixed(0)} ms)`);
+  console.log(`    ratio ${(uploadBest / jobBest).toFixed(2)}  (target >= 0.90)`);
+
+  // (c) peak RSS of the packer on one 4 GiB bin ---------------------------------------------
+  const parts = 16;
+  const bigUrls = Array.from({ length: parts }, (_, i) => `${origin.url}/blob/${BIG_BYTES / parts}/${100 + i}/big${i}.bin`);
+  const before = peakRssMiB(packer.pid!);
+  const t0 = process.hrtime.bigint();
+  const bigJob = await post({ files: bigUrls.map((url) => ({ url })) });
+  const big = await waitFor(bigJob, (s) => s === 'completed' || s === 'failed');
+  if (big.status !== 'completed') throw new Error(`4 GiB job failed: ${JSON.stringify(big.errors)}`);
+  const bigMs = ms(t0);
+  console.log(`(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peakRssMiB(packer.pid!).toFixed(0)} MiB (before it: ${before.toFixed(0)} MiB; target <= 200 MB), ${MBps(BIG_BYTES, bigMs)}`);
+
+  // (d) preparing 20,000 URLs ---------------------------------------------------------------
+  packer.kill('SIGTERM'); // only the preparer's part is timed
+  const small = Array.from({ length: PREPARE_URLS }, (_, i) => ({ url: `${origin.url}/blob/${1000 + (i % 5000)}/${i}/s${i}.bin` }));
+  const t1 = process.hrtime.bigint();
+  const split = await post({ files: small, max_zip_size_bytes: 104_857_600 });
+  const prepared = await waitFor(split, (s) => s !== 'preparing');
+  console.log(`(d) preparing ${PREPARE_URLS} URLs (POST -> ${prepared.status}): ${(ms(t1) / 1000).toFixed(2)} s (target <= 20 s)`);
+  await db.$disconnect();
+} finally {
+  for (const c of children) c.kill();
+  fetcher.close();
+  await bench.close();
+}
+process.exit(0);

@@ -1,0 +1,141 @@
+import { UnrecoverableError } from 'bullmq';
+import yazl from 'yazl';
+import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
+import { FetchError, type Fetcher, type OpenedBody } from '@ap/fetch';
+import { YAZL_ENTRY_OPTIONS, ZipSizer } from '@ap/zip';
+
+export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
+
+/** The next file's request starts when the current one has less than this left to stream. */
+const PREFETCH_WHEN_REMAINING = 8 * 1024 * 1024;
+
+/** A failure that retrying the bin cannot fix: the bin fails at once. */
+export class BinFailure extends UnrecoverableError {}
+
+/**
+ * The bin failed because of its URLs (one with fail_on_url_error true, or all of them): the
+ * failures are reported under their URLs (job_files), and the bin itself needs no message.
+ */
+export class UrlFailure extends BinFailure {
+  constructor(readonly failures: { position: number; error: string }[]) {
+    super(failures.map((f) => f.error).join('; '));
+  }
+}
+
+export interface ArchiveFile {
+  position: number;
+  url: string;
+  filename: string | null;
+  /** Probed size (split jobs); null when the body's own length is to be trusted. */
+  size: bigint | null;
+  /** Name chosen while preparing (split jobs); derived from the response otherwise. */
+  entryName: string | null;
+}
+
+export interface ArchiveOptions {
+  fetcher: Fetcher;
+  mtime: Date;
+  failOnUrlError: boolean;
+  archiveLimit: number;
+  signal: AbortSignal;
+  /** A body broke after its first bytes were written, with fail_on_url_error false. */
+  onBrokenBody(file: ArchiveFile, error: string): Promise<void>;
+}
+
+export interface ArchiveResult {
+  packaged: { position: number; entryName: string; size: number }[];
+  urlErrors: { position: number; error: string }[];
+}
+
+/**
+ * Streams the files, in order, into `zipfile` (which the caller ends and drains). The next
+ * file's request is opened while the current body still has a few MiB to go, so the output
+ * never waits on a connection setup between entries.
+ */
+export async function writeArchive(zipfile: yazl.ZipFile, files: readonly ArchiveFile[], options: ArchiveOptions): Promise<ArchiveResult> {
+  const { fetcher, signal } = options;
+  const packaged: ArchiveResult['packaged'] = [];
+  const urlErrors: ArchiveResult['urlErrors'] = [];
+  const names = createEntryNameDeduper();
+  // The archive's exact size so far: the plan's per-archive limit is enforced before each body.
+  const sizer = new ZipSizer();
+
+  const open = (file: ArchiveFile): Promise<OpenedBody | FetchError> =>
+    fetcher
+      .openBody(file.url, { expectedSize: file.size === null ? undefined : Number(file.size), signal })
+      .catch((err: unknown) => (err instanceof FetchError ? err : Promise.reject(err)));
+
+  let next = files.length ? open(files[0]!) : null;
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i]!;
+    const opened = await next!;
+    next = null;
+    if (signal.aborted) throw signal.reason;
+    const startNext = () => {
+      if (next === null && i + 1 < files.length) next = open(files[i + 1]!);
+    };
+    if (opened instanceof FetchError) {
+      if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: opened.userMessage }]);
+      urlErrors.push({ position: file.position, error: opened.userMessage });
+      startNext();
+      continue;
+    }
+    const size = file.size !== null ? Number(file.size) : opened.size;
+    const entryName = names.take(
+      file.entryName ?? deriveEntryName({ givenFilename: file.filename, contentDisposition: opened.contentDisposition, finalUrl: opened.finalUrl, index: file.position + 1 }),
+    );
+    if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
+      opened.stream.destroy();
+      throw new BinFailure(ARCHIVE_TOO_LARGE);
+    }
+    const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, startNext);
+    if (signal.aborted) throw signal.reason;
+    if (body.error) {
+      if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: body.error }]);
+      await options.onBrokenBody(file, body.error);
+      throw new Error(`${file.url}: ${body.error}`);
+    }
+    sizer.add(Buffer.byteLength(entryName), body.bytes);
+    if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
+    packaged.push({ position: file.position, entryName, size: body.bytes });
+  }
+  if (packaged.length === 0) throw new UrlFailure(urlErrors);
+  return { packaged, urlErrors };
+}
+
+/**
+ * Adds one body to the archive and resolves when it has streamed through, with the byte count
+ * or the error that cut it short. Starts the next request once little is left of this one.
+ */
+function streamEntry(
+  zipfile: yazl.ZipFile,
+  opened: OpenedBody,
+  entryName: string,
+  size: number | null,
+  mtime: Date,
+  startNext: () => void,
+): Promise<{ bytes: number; error: string | null }> {
+  return new Promise((resolve) => {
+    const stream = opened.stream;
+    let bytes = 0;
+    let settled = false;
+    const finish = (error: string | null) => {
+      if (settled) return;
+      settled = true;
+      startNext();
+      resolve({ bytes, error });
+    };
+    stream.once('error', (err: unknown) => finish(err instanceof FetchError ? err.userMessage : (err as Error).message));
+    if (size !== null && size <= PREFETCH_WHEN_REMAINING) startNext();
+    // Lazy: yazl asks for the stream when the entry's turn comes; the byte counter is attached
+    // right after yazl's pipe, so no chunk can flow before yazl listens.
+    zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size), (cb) => {
+      cb(null, stream);
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (size !== null && size - bytes <= PREFETCH_WHEN_REMAINING) startNext();
+      });
+      stream.once('end', () => finish(null));
+    });
+  });
+}
