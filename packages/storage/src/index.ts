@@ -55,6 +55,17 @@ export function createS3Client(config: StorageConfig): S3Client {
 
 const unquote = (etag: string | undefined) => (etag ?? '').replace(/^"|"$/g, '');
 
+const MIN_PART_SIZE = 8 * 1024 * 1024;
+const MAX_PARTS = 10_000;
+
+/**
+ * Part size for a multipart upload of at most `maxBytes`: small, to keep memory flat, but
+ * large enough that S3's 10,000-part limit is never reached (a 500 GB archive needs ~52 MiB).
+ */
+export function partSizeFor(maxBytes: number): number {
+  return Math.max(MIN_PART_SIZE, Math.ceil(maxBytes / (MAX_PARTS - 100) / 1024 / 1024) * 1024 * 1024);
+}
+
 export function createObjectStore(config: StorageConfig): ObjectStore {
   const client = createS3Client(config);
   const Bucket = config.bucket;
@@ -77,8 +88,10 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       const upload = new Upload({
         client,
         params: { Bucket, Key: key, Body: body, ContentType: options.contentType ?? 'application/octet-stream' },
-        partSize: options.partSize ?? 16 * 1024 * 1024,
-        queueSize: 4,
+        partSize: options.partSize ?? MIN_PART_SIZE,
+        // Each part in flight is a buffer of partSize (twice, while it is assembled): two in
+        // flight keep the uploader busy and memory at a few parts per bin.
+        queueSize: 2,
         leavePartsOnError: false,
       });
       options.signal?.addEventListener('abort', () => void upload.abort().catch(() => undefined), { once: true });

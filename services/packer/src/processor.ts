@@ -6,6 +6,7 @@ import { PLANS } from '@ap/contract';
 import { settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
+import { partSizeFor } from '@ap/storage';
 import { BinFailure, UrlFailure, writeArchive, type ArchiveFile } from './archive';
 
 const HEARTBEAT_MS = 15_000;
@@ -87,7 +88,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
 
   const zipfile = new yazl.ZipFile();
   const key = objectKeyFor(job.id, zip.id);
-  const uploaded = store.upload(key, zipfile.outputStream as unknown as Readable, { contentType: 'application/zip', signal: abort.signal });
+  const largest = zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit;
+  const uploaded = store.upload(key, zipfile.outputStream as unknown as Readable, { contentType: 'application/zip', partSize: partSizeFor(largest), signal: abort.signal });
   // An upload that fails stops the fetches at once (instead of waiting on a stalled pipe).
   uploaded.catch((err: unknown) => abort.abort(err));
 
