@@ -54,7 +54,7 @@ describe('k8s manifests', () => {
 
   it('have a Deployment per service with probes on /healthz and /readyz, and a Service for the API', () => {
     const deployments = byKind('Deployment');
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(SERVICES.map((s) => `archive-packager-${s}`));
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(SERVICES.map((s) => `archive-packager-${s}`).sort());
     for (const d of deployments) {
       const c = d.spec.template.spec.containers[0];
       expect(d.spec.selector.matchLabels).toEqual(d.spec.template.metadata.labels);

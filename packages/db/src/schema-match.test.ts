@@ -142,7 +142,7 @@ describe('migrations match schema.prisma', () => {
   it('creates every primary key, unique constraint and index on the right columns', async () => {
     const { rows } = await client.query(`
       SELECT t.relname AS table, i.indisprimary AS primary, i.indisunique AS unique,
-             array_agg(a.attname ORDER BY k.ord) AS columns
+             array_agg(a.attname::text ORDER BY k.ord) AS columns
         FROM pg_index i
         JOIN pg_class t ON t.oid = i.indrelid
         JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public'
