@@ -1,35 +1,11 @@
 // Jobs API bench: time of POST /jobs with 20,000 files, and p50/p99 of GET /jobs pages at
 // depth 0 and at depth 10,000 jobs. Runs the real API against a scratch database.
 //   pnpm bench:jobs
-import { randomBytes } from 'node:crypto';
-import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
-import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3 } from '../scripts/embedded';
+import { ms, pct, startBenchEnv } from './lib/env';
 
-const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
-base.pathname = `/ap_bench_${randomBytes(4).toString('hex')}`;
-const databaseUrl = base.toString();
-await ensureDatabase(databaseUrl);
-await migrate(databaseUrl);
-const s3 = await startEmbeddedS3(`/tmp/ap-bench-s3-${process.pid}`, 'bench');
-Object.assign(process.env, {
-  DATABASE_URL: databaseUrl,
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  REDIS_PREFIX: `ap_bench_${process.pid}`,
-  S3_ENDPOINT: s3.endpoint,
-  S3_BUCKET: 'bench',
-  S3_ACCESS_KEY_ID: EMBEDDED_S3_CREDENTIALS.accessKeyId,
-  S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey,
-  PUBLIC_BASE_URL: 'http://127.0.0.1:1',
-  DOWNLOAD_TOKEN_SECRET: randomBytes(32).toString('hex'),
-  SESSION_SECRET: randomBytes(32).toString('hex'),
-  LOG_LEVEL: 'silent',
-  RATE_LIMIT_PER_MINUTE: '1000000',
-});
+const bench = await startBenchEnv();
 const { startApi, createUser, call } = await import('../test/helpers');
 const api = await startApi();
-
-const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 try {
   const { apiKey, userId } = await createUser(api.ctx, { plan: 'scale' });
@@ -74,7 +50,6 @@ try {
   console.log(`depth ratio (p50 deep / p50 top): ${(pct(deep, 50) / pct(depth0, 50)).toFixed(2)}`);
 } finally {
   await api.close();
-  await s3.close();
-  await dropDatabase(databaseUrl);
+  await bench.close();
 }
 process.exit(0);
