@@ -24,7 +24,7 @@ try {
   await api.ctx.db.$executeRaw`
     INSERT INTO jobs (id, user_id, status, mode, expires_in, url_count, created_at, updated_at, expires_at)
     SELECT gen_random_uuid(), ${userId}::uuid, 'completed', 'stored', 86400, 1,
-           to_timestamp(${now / 1000} - g), now(), now() + interval '1 day'
+           to_timestamp(${now / 1000}::float8 - g), now(), now() + interval '1 day'
       FROM generate_series(1, 10000) AS g`;
 
   const pageTimes = async (cursor: string | null) => {
