@@ -2,6 +2,7 @@
 // pipeline must handle (no HEAD, redirects, truncation, failures, Content-Disposition).
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import { originRange } from './origin-range';
 import type { AddressInfo } from 'node:net';
 
 export interface OriginFile {
@@ -62,16 +63,14 @@ export async function startOrigin(): Promise<Origin> {
     if (file.etag) headers.etag = file.etag;
     let body = file.body;
     let status = 200;
-    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
-    if (range && !file.chunked) {
-      const size = body.length;
-      let start = range[1] ? Number(range[1]) : size - Number(range[2]);
-      const end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
-      if (!range[1]) start = Math.max(0, start);
-      if (start >= size || start > end) return void res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
-      headers['content-range'] = `bytes ${start}-${end}/${size}`;
-      body = body.subarray(start, end + 1);
-      status = 206;
+    if (req.headers.range && !file.chunked) {
+      const range = originRange(req.headers.range, body.length);
+      if (range.status === 416) return void res.writeHead(416, { 'content-range': range.contentRange }).end();
+      if (range.status === 206) {
+        headers['content-range'] = range.contentRange;
+        body = body.subarray(range.start, range.end);
+        status = 206;
+      }
     }
     if (!file.chunked) headers['content-length'] = String(body.length);
     res.writeHead(status, headers);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
-import { createApp } from '@ap/api';
+import { createApp, type AppOptions } from '@ap/api';
 import { createWorkQueues, type WorkQueues } from '@ap/jobs';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
@@ -19,7 +19,7 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(overrides: Partial<Record<keyof Config, string>> = {}, options: { workers?: boolean } = {}): Promise<Stack> {
+export async function startStack(overrides: Partial<Record<keyof Config, string>> = {}, options: { workers?: boolean; app?: AppOptions } = {}): Promise<Stack> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,7 +34,7 @@ export async function startStack(overrides: Partial<Record<keyof Config, string>
     throw err;
   }
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
-  server.on('request', createApp(ctx));
+  server.on('request', createApp(ctx, options.app));
   const workers: Worker[] = [];
   if (options.workers !== false) {
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS }));

@@ -1,20 +1,27 @@
 // A stateless loopback origin for the benches, run as its own process so that serving bytes
 // does not share a core with what is measured. GET/HEAD /blob/<size>/<seed>[/<name>] answers
 // <size> deterministic bytes (a 16 MiB random block, rotated by seed), with Range support.
+// GET /stats answers {bytes}: body bytes written so far (benches measure origin traffic).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeOriginHead } from '../../test/origin-range';
 
 const BLOCK = randomBytes(16 * 1024 * 1024);
 
+let bytesWritten = 0;
+
 function write(res: http.ServerResponse, start: number, end: number, seed: number): void {
   let at = start;
+  let closed = false;
+  res.once('close', () => (closed = true));
   const pump = () => {
-    while (at < end) {
+    while (at < end && !closed) {
       const offset = (at + seed * 4099) % BLOCK.length;
       const n = Math.min(end - at, BLOCK.length - offset, 1024 * 1024);
       const ok = res.write(BLOCK.subarray(offset, offset + n));
       at += n;
+      bytesWritten += n;
       if (!ok) return void res.once('drain', pump);
     }
     res.end();
@@ -23,23 +30,14 @@ function write(res: http.ServerResponse, start: number, end: number, seed: numbe
 }
 
 const server = http.createServer((req, res) => {
+  if (req.url === '/stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: bytesWritten }));
   const m = /^\/blob\/(\d+)\/(\d+)(?:\/[^?]*)?$/.exec(req.url ?? '');
   if (!m) return void res.writeHead(404).end();
   const size = Number(m[1]);
   const seed = Number(m[2]);
-  const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
-  let start = 0;
-  let end = size;
-  let status = 200;
-  const headers: Record<string, string> = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag: `"${size}-${seed}"` };
-  if (range) {
-    start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
-    end = range[1] && range[2] ? Math.min(size, Number(range[2]) + 1) : size;
-    status = 206;
-    headers['content-range'] = `bytes ${start}-${end - 1}/${size}`;
-  }
-  headers['content-length'] = String(end - start);
-  res.writeHead(status, headers);
+  const span = writeOriginHead(req, res, size, `"${size}-${seed}"`);
+  if (!span) return;
+  const { start, end } = span;
   if (req.method === 'HEAD') return void res.end();
   write(res, start, end, seed);
 });

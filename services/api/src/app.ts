@@ -12,10 +12,16 @@ import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
+import { createStreamServer, type StreamOptions } from './stream/serve';
 
-export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness'> & { queues: WorkQueues };
+export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher'> & { queues: WorkQueues };
 
-export function createApp(ctx: ApiContext): Express {
+export interface AppOptions {
+  /** Stream-download tunables (tests and benches shrink them). */
+  stream?: Partial<StreamOptions>;
+}
+
+export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
@@ -24,7 +30,11 @@ export function createApp(ctx: ApiContext): Express {
   app.use(
     pinoHttp({
       logger: ctx.log,
-      serializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }) },
+      // Method, path (download tokens redacted) and status: no headers, which carry keys and cookies.
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
     }),
   );
@@ -38,7 +48,8 @@ export function createApp(ctx: ApiContext): Express {
   });
 
   // Downloads need no API key: the signed token in the URL authorises them.
-  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET }));
+  const serveStream = createStreamServer({ db: ctx.db, fetcher: ctx.fetcher, log: ctx.log }, options.stream);
+  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream }));
 
   app.use(express.json({ limit: '10mb', type: () => true }));
 

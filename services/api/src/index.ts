@@ -1,2 +1,2 @@
-export { createApp, type ApiContext } from './app';
+export { createApp, type ApiContext, type AppOptions } from './app';
 export { createUserWithKey } from './domain/users';

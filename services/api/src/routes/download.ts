@@ -44,6 +44,42 @@ export function resolveRange(req: Request, size: number, etag: string, lastModif
   return { start: ranges[0]!.start, end: ranges[0]!.end };
 }
 
+/**
+ * The head every download answers with (stored and stream alike): type, disposition,
+ * validators, and the status, Content-Range and Content-Length of the range asked for.
+ * Returns the byte span to send, or null when the answer (416, 304) is already complete.
+ */
+export function answerRange(
+  req: Request,
+  res: Response,
+  meta: { filename: string; size: number; etag: string; lastModified: Date },
+): { start: number; end: number; partial: boolean } | null {
+  const { size, etag, lastModified } = meta;
+  res.set({
+    'Content-Type': 'application/zip',
+    'Content-Disposition': contentDisposition(meta.filename),
+    'Accept-Ranges': 'bytes',
+    ETag: etag,
+    'Last-Modified': lastModified.toUTCString(),
+    'Cache-Control': 'private, no-transform',
+  });
+  const range = resolveRange(req, size, etag, lastModified);
+  if (range === 'unsatisfiable') {
+    res.status(416).set('Content-Range', `bytes */${size}`).json(errorEnvelope('INVALID_REQUEST', `requested range not satisfiable (size ${size})`));
+    return null;
+  }
+  if (req.fresh && !range) {
+    res.status(304).end();
+    return null;
+  }
+  if (range) {
+    res.status(206).set({ 'Content-Range': `bytes ${range.start}-${range.end}/${size}`, 'Content-Length': String(range.end - range.start + 1) });
+    return { ...range, partial: true };
+  }
+  res.status(200).set('Content-Length', String(size));
+  return { start: 0, end: size - 1, partial: false };
+}
+
 export function downloadRouter(deps: DownloadDeps): Router {
   const router = Router();
   router.get('/:token', async (req, res) => {
@@ -65,32 +101,9 @@ export function downloadRouter(deps: DownloadDeps): Router {
     }
     if (!zip.objectKey || zip.size === null || !zip.etag) throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
 
-    const size = Number(zip.size);
-    const etag = `"${zip.etag}"`;
-    const lastModified = zip.completedAt ?? zip.updatedAt;
-    res.set({
-      'Content-Type': 'application/zip',
-      'Content-Disposition': contentDisposition(zip.filename),
-      'Accept-Ranges': 'bytes',
-      ETag: etag,
-      'Last-Modified': lastModified.toUTCString(),
-      'Cache-Control': 'private, no-transform',
-    });
-    const range = resolveRange(req, size, etag, lastModified);
-    if (range === 'unsatisfiable') {
-      res.status(416).set('Content-Range', `bytes */${size}`).json(errorEnvelope('INVALID_REQUEST', `requested range not satisfiable (size ${size})`));
-      return;
-    }
-    if (req.fresh && !range) {
-      res.status(304).end();
-      return;
-    }
-    const object = await deps.store.read(zip.objectKey, range ?? undefined);
-    if (range) {
-      res.status(206).set({ 'Content-Range': `bytes ${range.start}-${range.end}/${size}`, 'Content-Length': String(range.end - range.start + 1) });
-    } else {
-      res.status(200).set('Content-Length', String(size));
-    }
+    const range = answerRange(req, res, { filename: zip.filename, size: Number(zip.size), etag: `"${zip.etag}"`, lastModified: zip.completedAt ?? zip.updatedAt });
+    if (!range) return;
+    const object = await deps.store.read(zip.objectKey, range.partial ? range : undefined);
     if (req.method === 'HEAD') {
       object.body.destroy();
       res.end();

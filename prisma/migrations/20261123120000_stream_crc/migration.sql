@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "job_files" ADD COLUMN     "crc_prefix" INTEGER,
+ADD COLUMN     "crc_prefix_length" BIGINT;
