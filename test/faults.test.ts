@@ -1,9 +1,11 @@
-// Faults: retries both ways, SSRF refusals, a packer killed mid-bin, work lost from Redis.
+// Faults: retries both ways, SSRF refusals, a packer killed mid-bin, a bin packed twice, work
+// lost from Redis.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { reconcile } from '@ap/jobs';
+import { packBin } from '@ap/packer';
 import { call, createUser, download, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
@@ -181,6 +183,30 @@ describe('worker faults', () => {
       await noWorkers.close();
     }
   }, 120_000);
+
+  it('a bin processed twice at once (at-least-once delivery) ends with one correct object and correct counts', async () => {
+    const noWorkers = await startStack({}, { workers: false });
+    try {
+      const files = [bytesOf(53, 300_000), bytesOf(54, 7), bytesOf(55, 40_000)];
+      const jobId = await createJob({ files: files.map((body, i) => ({ url: origin.set(`/twice/${i}.bin`, { body }) })) }, noWorkers.url);
+      const zip = await noWorkers.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
+      const payload = { jobId, zipId: zip.id, attempt: zip.attempt };
+      await Promise.all([packBin(noWorkers.ctx, payload), packBin(noWorkers.ctx, payload)]);
+      const job = (await call(noWorkers.url, 'GET', `/jobs/${jobId}`, { key })).body.job;
+      expect(job).toMatchObject({ status: 'completed', file_count: 3, zip_count: 1 });
+      expect(job.zips[0]).toMatchObject({ status: 'completed', file_count: 3 });
+      const first = await download(job.download_url);
+      expect(first.body.length).toBe(job.zips[0].size);
+      expect((await readZip(first.body)).map((e) => e.sha256)).toEqual(files.map(sha256));
+      // A late third delivery changes nothing.
+      await packBin(noWorkers.ctx, payload);
+      const again = (await call(noWorkers.url, 'GET', `/jobs/${jobId}`, { key })).body.job;
+      expect(again.zips[0]).toEqual(job.zips[0]);
+      expect((await download(again.download_url)).body.equals(first.body)).toBe(true);
+    } finally {
+      await noWorkers.close();
+    }
+  }, 60_000);
 
   it('work lost from Redis is put back by the reconciler from Postgres', async () => {
     const noWorkers = await startStack({}, { workers: false });
