@@ -8,13 +8,16 @@ COPY scripts ./scripts
 COPY patches ./patches
 COPY packages ./packages
 COPY services ./services
-RUN pnpm install --frozen-lockfile
+# The services run as bundles (scripts/services.ts), built once here.
+RUN pnpm install --frozen-lockfile && pnpm build
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
+# Freed multi-MiB buffers go back to the OS (scripts/services.ts SERVICE_ENV, decisions.md "Operations").
+ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=deps /app /app
 USER node
 EXPOSE 3000 8081
-# docker-compose and k8s override the command per service.
-CMD ["node", "--import", "tsx", "services/api/src/main.ts"]
+# docker-compose and k8s override the command per service (the packer adds V8 flags).
+CMD ["node", "services/api/dist/main.js"]

@@ -5,7 +5,7 @@
 //       the same bytes into the same S3
 //   (c) the packer service's peak RSS while packing one 4 GiB bin
 //   (d) preparing time for 20,000 URLs (HEAD probes and bin layout)
-//   pnpm bench:pipeline   (FILES=64 FILE_MIB=16 BIG_GIB=4 PREPARE_URLS=20000 to change; ONLY=a to run (a) alone)
+//   pnpm bench:pipeline   (FILES=64 FILE_MIB=16 BIG_GIB=4 PREPARE_URLS=20000 to change; ONLY=a|b|c|d to run one figure alone)
 import { PassThrough, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
@@ -17,12 +17,13 @@ import { writeArchive } from '@ap/packer';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/runtime';
 import { freePort } from '../scripts/embedded';
-import { ms, pct, peakRssMiB, spawnTs, startBenchEnv, startOrigin } from './lib/env';
+import { ms, pct, peakRssMiB, startBenchEnv, startOrigin, startService } from './lib/env';
 
 const FILES = Number(process.env.FILES ?? 64);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
 const BIG_BYTES = Number(process.env.BIG_GIB ?? 4) * 1024 ** 3;
 const PREPARE_URLS = Number(process.env.PREPARE_URLS ?? 20_000);
+const ONLY = process.env.ONLY;
 const ROUNDS = 3;
 const CORE_ROUNDS = 9;
 class Done extends Error {}
@@ -39,49 +40,51 @@ const children: { kill(): unknown }[] = [origin.child];
 
 try {
   // (a) packing core ----------------------------------------------------------------------
-  const plainFetch = async () => {
-    const t0 = process.hrtime.bigint();
-    for (const url of urls) {
-      const body = await fetcher.openBody(url, { expectedSize: FILE_BYTES });
-      await pipeline(body.stream, nullSink());
+  if (!ONLY || ONLY === 'a') {
+    const plainFetch = async () => {
+      const t0 = process.hrtime.bigint();
+      for (const url of urls) {
+        const body = await fetcher.openBody(url, { expectedSize: FILE_BYTES });
+        await pipeline(body.stream, nullSink());
+      }
+      return ms(t0);
+    };
+    const packToNull = async () => {
+      const t0 = process.hrtime.bigint();
+      const zip = new yazl.ZipFile();
+      const drained = pipeline(zip.outputStream, nullSink());
+      await writeArchive(
+        zip,
+        urls.map((url, position) => ({ position, url, filename: null, size: BigInt(FILE_BYTES), entryName: `f${position}.bin` })),
+        { fetcher, mtime: new Date(), failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined },
+      );
+      zip.end();
+      await drained;
+      return ms(t0);
+    };
+    // Rounds alternate the two and each round's ratio is kept: on 2 shared cores a single
+    // figure swings widely, the median of paired ratios much less.
+    const fetchTimes: number[] = [];
+    const packTimes: number[] = [];
+    const ratios: number[] = [];
+    for (let r = 0; r < CORE_ROUNDS; r++) {
+      fetchTimes.push(await plainFetch());
+      packTimes.push(await packToNull());
+      ratios.push(fetchTimes.at(-1)! / packTimes.at(-1)!);
     }
-    return ms(t0);
-  };
-  const packToNull = async () => {
-    const t0 = process.hrtime.bigint();
-    const zip = new yazl.ZipFile();
-    const drained = pipeline(zip.outputStream, nullSink());
-    await writeArchive(
-      zip,
-      urls.map((url, position) => ({ position, url, filename: null, size: BigInt(FILE_BYTES), entryName: `f${position}.bin` })),
-      { fetcher, mtime: new Date(), failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined },
-    );
-    zip.end();
-    await drained;
-    return ms(t0);
-  };
-  // Rounds alternate the two and each round's ratio is kept: on 2 shared cores a single
-  // figure swings widely, the median of paired ratios much less.
-  const fetchTimes: number[] = [];
-  const packTimes: number[] = [];
-  const ratios: number[] = [];
-  for (let r = 0; r < CORE_ROUNDS; r++) {
-    fetchTimes.push(await plainFetch());
-    packTimes.push(await packToNull());
-    ratios.push(fetchTimes.at(-1)! / packTimes.at(-1)!);
+    console.log(`(a) packing core, ${FILES} x ${FILE_BYTES / 2 ** 20} MiB, ${CORE_ROUNDS} paired rounds:`);
+    console.log(`    fetch -> null        median ${MBps(totalBytes, pct(fetchTimes, 50))}, best ${MBps(totalBytes, Math.min(...fetchTimes))}`);
+    console.log(`    fetch -> ZIP -> null median ${MBps(totalBytes, pct(packTimes, 50))}, best ${MBps(totalBytes, Math.min(...packTimes))}`);
+    console.log(`    ratio: median ${pct(ratios, 50).toFixed(2)} (per round ${ratios.map((x) => x.toFixed(2)).join(' ')})  (target >= 0.90)`);
   }
-  console.log(`(a) packing core, ${FILES} x ${FILE_BYTES / 2 ** 20} MiB, ${CORE_ROUNDS} paired rounds:`);
-  console.log(`    fetch -> null        median ${MBps(totalBytes, pct(fetchTimes, 50))}, best ${MBps(totalBytes, Math.min(...fetchTimes))}`);
-  console.log(`    fetch -> ZIP -> null median ${MBps(totalBytes, pct(packTimes, 50))}, best ${MBps(totalBytes, Math.min(...packTimes))}`);
-  console.log(`    ratio: median ${pct(ratios, 50).toFixed(2)} (per round ${ratios.map((x) => x.toFixed(2)).join(' ')})  (target >= 0.90)`);
-  if (process.env.ONLY === 'a') throw new Done();
+  if (ONLY === 'a') throw new Done();
 
   // The real services, each its own process, on this run's database, Redis and S3.
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, PACKER_CONCURRENCY: '1' };
-  const api = spawnTs('services/api/src/main.ts', [], serviceEnv);
-  const preparer = spawnTs('services/preparer/src/main.ts', [], serviceEnv);
+  const api = await startService('api', serviceEnv);
+  const preparer = await startService('preparer', serviceEnv);
   children.push(api, preparer);
   const db = createDb(config.DATABASE_URL);
   const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}@example.test`, plan: 'scale', overage: true });
@@ -105,61 +108,70 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
 
-  // (b) end to end -------------------------------------------------------------------------
-  const packer = spawnTs('services/packer/src/main.ts', [], serviceEnv);
+  const packer = await startService('packer', serviceEnv);
   children.push(packer);
   await new Promise((r) => setTimeout(r, 3000)); // let it load and connect
   const idleRss = peakRssMiB(packer.pid!);
-  const store = createObjectStore(storageConfig(config));
-  const plainUpload = async (round: number) => {
-    const t0 = process.hrtime.bigint();
-    const body = new PassThrough({ highWaterMark: 1024 * 1024 });
-    const uploaded = store.upload(`bench/plain-${round}.bin`, body);
-    // The same bodies, back to back, into one upload: what the packer does, minus the ZIP.
-    const bodies = (async function* () {
-      for (const url of urls) yield* (await fetcher.openBody(url, { expectedSize: FILE_BYTES })).stream;
-    })();
-    await Promise.all([pipeline(bodies, body), uploaded]);
-    return ms(t0);
-  };
-  const storedJob = async () => {
-    const t0 = process.hrtime.bigint();
-    const jobId = await post({ files: urls.map((url) => ({ url })) });
-    const job = await waitFor(jobId, (s) => s === 'completed' || s === 'failed');
-    if (job.status !== 'completed') throw new Error(`job ${jobId} failed: ${JSON.stringify(job.errors)}`);
-    return ms(t0);
-  };
-  const uploadTimes: number[] = [];
-  const jobTimes: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    uploadTimes.push(await plainUpload(r));
-    jobTimes.push(await storedJob());
+
+  // (b) end to end -------------------------------------------------------------------------
+  if (!ONLY || ONLY === 'b') {
+    const store = createObjectStore(storageConfig(config));
+    const plainUpload = async (round: number) => {
+      const t0 = process.hrtime.bigint();
+      const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+      const uploaded = store.upload(`bench/plain-${round}.bin`, body);
+      // The same bodies, back to back, into one upload: what the packer does, minus the ZIP.
+      const bodies = (async function* () {
+        for (const url of urls) yield* (await fetcher.openBody(url, { expectedSize: FILE_BYTES })).stream;
+      })();
+      await Promise.all([pipeline(bodies, body), uploaded]);
+      return ms(t0);
+    };
+    const storedJob = async () => {
+      const t0 = process.hrtime.bigint();
+      const jobId = await post({ files: urls.map((url) => ({ url })) });
+      const job = await waitFor(jobId, (s) => s === 'completed' || s === 'failed');
+      if (job.status !== 'completed') throw new Error(`job ${jobId} failed: ${JSON.stringify(job.errors)}`);
+      return ms(t0);
+    };
+    const uploadTimes: number[] = [];
+    const jobTimes: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      uploadTimes.push(await plainUpload(r));
+      jobTimes.push(await storedJob());
+    }
+    const uploadBest = Math.min(...uploadTimes);
+    const jobBest = Math.min(...jobTimes);
+    console.log(`(b) end to end, same ${FILES} files into s3rver, best of ${ROUNDS}:`);
+    console.log(`    fetch + multipart upload   ${MBps(totalBytes, uploadBest)}  (${uploadBest.toFixed(0)} ms)`);
+    console.log(`    stored job POST->completed ${MBps(totalBytes, jobBest)}  (${jobBest.toFixed(0)} ms)`);
+    console.log(`    ratio ${(uploadBest / jobBest).toFixed(2)}  (target >= 0.90)`);
+    { const { readFileSync } = await import('node:fs'); const f = readFileSync(`/proc/${packer.pid}/stat`, 'utf8').split(') ')[1]!.split(' '); console.log(`EXP packer peak after (b) ${peakRssMiB(packer.pid!).toFixed(0)} MiB cpu ${((Number(f[11]) + Number(f[12])) / 100).toFixed(1)} s`); } // EXP
   }
-  const uploadBest = Math.min(...uploadTimes);
-  const jobBest = Math.min(...jobTimes);
-  console.log(`(b) end to end, same ${FILES} files into s3rver, best of ${ROUNDS}:`);
-  console.log(`    fetch + multipart upload   ${MBps(totalBytes, uploadBest)}  (${uploadBest.toFixed(0)} ms)`);
-  console.log(`    stored job POST->completed ${MBps(totalBytes, jobBest)}  (${jobBest.toFixed(0)} ms)`);
-  console.log(`    ratio ${(uploadBest / jobBest).toFixed(2)}  (target >= 0.90)`);
 
   // (c) peak RSS of the packer on one 4 GiB bin ---------------------------------------------
-  const parts = 16;
-  const bigUrls = Array.from({ length: parts }, (_, i) => `${origin.url}/blob/${BIG_BYTES / parts}/${100 + i}/big${i}.bin`);
-  const before = peakRssMiB(packer.pid!);
-  const t0 = process.hrtime.bigint();
-  const bigJob = await post({ files: bigUrls.map((url) => ({ url })) });
-  const big = await waitFor(bigJob, (s) => s === 'completed' || s === 'failed');
-  if (big.status !== 'completed') throw new Error(`4 GiB job failed: ${JSON.stringify(big.errors)}`);
-  const bigMs = ms(t0);
-  console.log(`(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peakRssMiB(packer.pid!).toFixed(0)} MiB (idle after start ${idleRss.toFixed(0)} MiB, after (b) ${before.toFixed(0)} MiB; target <= 200 MB), ${MBps(BIG_BYTES, bigMs)}`);
+  if (!ONLY || ONLY === 'c') {
+    const parts = 16;
+    const bigUrls = Array.from({ length: parts }, (_, i) => `${origin.url}/blob/${BIG_BYTES / parts}/${100 + i}/big${i}.bin`);
+    const before = peakRssMiB(packer.pid!);
+    const t0 = process.hrtime.bigint();
+    const bigJob = await post({ files: bigUrls.map((url) => ({ url })) });
+    const big = await waitFor(bigJob, (s) => s === 'completed' || s === 'failed');
+    if (big.status !== 'completed') throw new Error(`4 GiB job failed: ${JSON.stringify(big.errors)}`);
+    const bigMs = ms(t0);
+    console.log(`(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peakRssMiB(packer.pid!).toFixed(0)} MiB (idle after start ${idleRss.toFixed(0)} MiB, ${ONLY ? 'before the bin' : 'after (b)'} ${before.toFixed(0)} MiB; target <= 200 MB), ${MBps(BIG_BYTES, bigMs)}`);
+  }
 
   // (d) preparing 20,000 URLs ---------------------------------------------------------------
-  packer.kill('SIGTERM'); // only the preparer's part is timed
-  const small = Array.from({ length: PREPARE_URLS }, (_, i) => ({ url: `${origin.url}/blob/${1000 + (i % 5000)}/${i}/s${i}.bin` }));
-  const t1 = process.hrtime.bigint();
-  const split = await post({ files: small, max_zip_size_bytes: 104_857_600 });
-  const prepared = await waitFor(split, (s) => s !== 'preparing');
-  console.log(`(d) preparing ${PREPARE_URLS} URLs (POST -> ${prepared.status}): ${(ms(t1) / 1000).toFixed(2)} s (target <= 20 s)`);
+  if (!ONLY || ONLY === 'd') {
+    packer.kill('SIGTERM'); // only the preparer's part is timed
+    const small = Array.from({ length: PREPARE_URLS }, (_, i) => ({ url: `${origin.url}/blob/${1000 + (i % 5000)}/${i}/s${i}.bin` }));
+    const t1 = process.hrtime.bigint();
+    const split = await post({ files: small, max_zip_size_bytes: 104_857_600 });
+    const prepared = await waitFor(split, (s) => s !== 'preparing');
+    console.log(`(d) preparing ${PREPARE_URLS} URLs (POST -> ${prepared.status}): ${(ms(t1) / 1000).toFixed(2)} s (target <= 20 s)`);
+  }
+
   await db.$disconnect();
 } catch (err) {
   if (!(err instanceof Done)) throw err;

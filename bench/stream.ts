@@ -13,7 +13,7 @@ import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { freePort } from '../scripts/embedded';
-import { firstLine, ms, peakRssMiB, spawnTs, startBenchEnv, startOrigin } from './lib/env';
+import { firstLine, ms, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
 
 const MiB = 1024 * 1024;
 const FILES = Number(process.env.FILES ?? 16);
@@ -67,8 +67,8 @@ try {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl };
-  const api = spawnTs('services/api/src/main.ts', [], serviceEnv);
-  const preparer = spawnTs('services/preparer/src/main.ts', [], serviceEnv);
+  const api = await startService('api', serviceEnv);
+  const preparer = await startService('preparer', serviceEnv);
   const proxy = spawnTs('bench/lib/proxy-server.ts', [], { ...process.env, ORIGIN_URL: origin.url });
   children.push(api, preparer, proxy);
   const proxyUrl = (await firstLine<{ url: string }>(proxy)).url;

@@ -1,6 +1,7 @@
 // `pnpm start`: the whole stack in one terminal with embedded defaults.
-// Migrates the database, then runs api, preparer and packer as child processes.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Migrates the database, builds the service bundles, then runs api, preparer and packer as
+// child processes (scripts/services.ts).
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -8,6 +9,7 @@ import { ConfigError, loadConfig } from '@ap/config';
 import { ensureDatabase, migrate } from '@ap/db';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
 import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
+import { buildServices, spawnService, type ServiceName } from './services';
 
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
 const die = (line: string): never => {
@@ -46,6 +48,9 @@ async function redisAnswers(url: string): Promise<boolean> {
     redis.disconnect();
   }
 }
+
+// --- the service bundles, before anything is started that would have to be stopped ---
+await buildServices();
 
 // --- Postgres: the configured one, else the local server, else embedded under .data/ ---
 if (unset('DATABASE_URL')) {
@@ -123,16 +128,13 @@ async function stopAll(code: number): Promise<never> {
   process.exit(code);
 }
 
-const services: Array<{ name: string; entry: string; env?: NodeJS.ProcessEnv }> = [
-  { name: 'api', entry: 'services/api/src/main.ts' },
-  { name: 'preparer', entry: 'services/preparer/src/main.ts', env: { HEALTH_PORT: String(await freePort()) } },
-  { name: 'packer', entry: 'services/packer/src/main.ts', env: { HEALTH_PORT: String(await freePort()) } },
+const services: Array<{ name: ServiceName; env?: NodeJS.ProcessEnv }> = [
+  { name: 'api' },
+  { name: 'preparer', env: { HEALTH_PORT: String(await freePort()) } },
+  { name: 'packer', env: { HEALTH_PORT: String(await freePort()) } },
 ];
 for (const service of services) {
-  const child = spawn(process.execPath, ['--import', 'tsx', service.entry], {
-    env: { ...env, ...service.env },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawnService(service.name, { ...env, ...service.env }, { stdio: ['ignore', 'inherit', 'inherit'] });
   children.set(service.name, child);
   child.on('exit', (code, signal) => {
     if (stopping) return;

@@ -3,12 +3,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
+import { SERVICE_ENV, SERVICES, serviceArgs } from '../scripts/services';
 
 const REQUIRED_ENV = [
   'DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY',
   'S3_FORCE_PATH_STYLE', 'PUBLIC_BASE_URL', 'PORT', 'DOWNLOAD_TOKEN_SECRET', 'SESSION_SECRET', 'ALLOW_PRIVATE_URLS', 'LOG_LEVEL',
 ];
-const SERVICES = ['api', 'preparer', 'packer'];
 const root = new URL('../', import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
 
@@ -27,7 +27,8 @@ describe('docker-compose.yml', () => {
       expect(svc.build).toBe('.');
     }
     for (const name of SERVICES) {
-      expect(compose.services[name].command.join(' ')).toContain(`services/${name}/src/main.ts`);
+      // The same bundle, flags and all, as `pnpm start` runs (scripts/services.ts).
+      expect(compose.services[name].command).toEqual(['node', ...serviceArgs(name)]);
       expect(compose.services[name].depends_on.migrate.condition).toBe('service_completed_successfully');
     }
   });
@@ -36,7 +37,8 @@ describe('docker-compose.yml', () => {
     const dockerfile = read('Dockerfile');
     expect(dockerfile).toMatch(/^FROM node:20\S* AS deps$/m);
     expect(dockerfile).toMatch(/COPY --from=deps/);
-    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile/);
+    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile && pnpm build$/m);
+    for (const [name, value] of Object.entries(SERVICE_ENV)) expect(dockerfile).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'));
   });
 });
 
@@ -61,6 +63,7 @@ describe('k8s manifests', () => {
       expect(c.livenessProbe.httpGet.path).toBe('/healthz');
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
       expect(c.envFrom.map((e: any) => Object.keys(e)[0]).sort()).toEqual(['configMapRef', 'secretRef']);
+      expect(c.command).toEqual(['node', ...serviceArgs(d.metadata.labels['app.kubernetes.io/component'])]);
     }
     const svc = byKind('Service')[0];
     expect(svc.spec.selector['app.kubernetes.io/component']).toBe('api');

@@ -6,10 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureDatabase, migrate } from '@ap/db';
 import { startEmbeddedS3, EMBEDDED_S3_CREDENTIALS } from '../scripts/embedded';
+import { buildServices } from '../scripts/services';
 
 const TEST_BUCKET = 'test-archives';
 
 export default async function globalSetup(): Promise<void> {
+  // Tests that run a service as a process run its bundle.
+  await buildServices();
   const runId = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const base = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const url = new URL(base);

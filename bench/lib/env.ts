@@ -7,12 +7,21 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
 import { EMBEDDED_S3_CREDENTIALS } from '../../scripts/embedded';
+import { buildServices, spawnService, type ServiceName } from '../../scripts/services';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Starts a TypeScript entry point as a child process (`node --import tsx`). */
+/** Starts a TypeScript entry point as a child process (`node --import tsx`): the bench's helpers. */
 export function spawnTs(entry: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+let built: Promise<void> | undefined;
+
+/** Starts one of the real services as deployed: its bundle, flags and environment (scripts/services.ts). */
+export async function startService(name: ServiceName, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  await (built ??= buildServices());
+  return spawnService(name, env, { stdio: ['ignore', process.env.EXP_STDOUT && name === 'packer' ? 'inherit' : 'pipe', 'inherit'] }); // EXP
 }
 
 /** The first JSON line a child prints on stdout. */

@@ -1,0 +1,87 @@
+// How the three services are built and started, in one place. Each service runs as one
+// JavaScript bundle (services/<name>/dist/main.js, built by esbuild from its src/main.ts with
+// the workspace packages and node_modules inlined), not through tsx: tsx's ESM loader runs in a
+// thread of its own that costs ~45 MiB per process. `pnpm start`, the tests and the benches
+// build the bundles themselves; the Dockerfile builds them into the image, and
+// docker-compose.yml and k8s/ spell out the same commands (test/deploy-files.test.ts checks).
+// decisions.md "Operations" says why the flags and the environment below.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const SERVICES = ['api', 'preparer', 'packer'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** Node/V8 flags per service. The packer's memory is budgeted (bench:pipeline (c)). */
+export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
+  api: [],
+  preparer: [],
+  // V8's memory-saving mode (among others a 1 MiB young generation) keeps the heap small;
+  // Liftoff only (no TurboFan tier-up) compiles Prisma's wasm query compiler in a fraction of
+  // the memory. Together about 75 MiB less at peak, for ~15% more CPU per packed byte.
+  packer: ['--optimize-for-size', '--liftoff-only', ...(process.env.EXP_FLAGS ? process.env.EXP_FLAGS.split(' ') : [])], // EXP
+};
+
+/**
+ * Environment of every service process (also set in the Dockerfile). A fixed mmap threshold
+ * turns off glibc's sliding one, so freed multi-MiB buffers (upload parts) go back to the OS
+ * instead of staying in the heap.
+ */
+export const SERVICE_ENV: Record<string, string> = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
+/** The bundle of a service, relative to the repository root. */
+export const bundlePath = (name: ServiceName) => `services/${name}/dist/main.js`;
+
+/** `node` arguments that start a built service. */
+export const serviceArgs = (name: ServiceName) => [...SERVICE_NODE_FLAGS[name], bundlePath(name)];
+
+/** Starts a built service as a child process of this one, from the repository root. */
+export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, options: Omit<SpawnOptions, 'env' | 'cwd'> = {}): ChildProcess {
+  return spawn(process.execPath, serviceArgs(name), { ...options, cwd: ROOT, env: { ...env, ...SERVICE_ENV } });
+}
+
+/**
+ * Bundles every service (about a second). Files are replaced by a rename and only when their
+ * content changed, so a service starting meanwhile (another test run) never reads half a file.
+ */
+export async function buildServices(names: readonly ServiceName[] = SERVICES): Promise<void> {
+  const esbuild = await import('esbuild');
+  await Promise.all(
+    names.map(async (name) => {
+      const result = await esbuild.build({
+        absWorkingDir: ROOT,
+        entryPoints: [`services/${name}/src/main.ts`],
+        outfile: bundlePath(name),
+        write: false,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        // Dropping comments keeps the source ASCII: V8 holds a bundle with one non-Latin-1
+        // character in a comment as a two-byte string, twice the memory.
+        minifyWhitespace: true,
+        minifySyntax: true,
+        keepNames: true,
+        // Not loaded unless a process runs with --enable-source-maps (which costs memory): for
+        // mapping a stack trace back to the TypeScript when needed.
+        sourcemap: 'linked',
+        sourcesContent: false,
+        // Bundled CommonJS modules call require() for Node's built-ins.
+        banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
+        // pg loads it only for `pg.native`, which nothing uses.
+        external: ['pg-native'],
+        logLevel: 'warning',
+      });
+      for (const file of result.outputFiles) {
+        const current = await readFile(file.path).catch(() => null);
+        if (current?.equals(file.contents)) continue;
+        await mkdir(path.dirname(file.path), { recursive: true });
+        const tmp = `${file.path}.${process.pid}.tmp`;
+        await writeFile(tmp, file.contents);
+        await rename(tmp, file.path);
+      }
+    }),
+  );
+}
