@@ -1,6 +1,7 @@
 import type { Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
+import { objectKeyFor } from './ids';
 import { enqueue, type WorkQueues } from './queues';
 
 /** Work whose row has not moved for this long is put on the queue again (lost message, dead worker). */
@@ -62,13 +63,14 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
 export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now = new Date()): Promise<number> {
   const jobs = await db.job.findMany({
     where: { expiresAt: { lte: now }, purgedAt: null },
-    select: { id: true, zips: { select: { objectKey: true, uploadId: true } } },
+    select: { id: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
     take: 500,
   });
   for (const job of jobs) {
     const keys = job.zips.map((z) => z.objectKey).filter((k): k is string => k !== null);
     try {
       if (keys.length) await store.deleteMany(keys);
+      for (const z of job.zips) if (z.uploadId) await store.abortUpload(objectKeyFor(job.id, z.id), z.uploadId);
       await db.job.update({ where: { id: job.id }, data: { purgedAt: now } });
     } catch (err) {
       log.warn({ err, jobId: job.id }, 'could not delete the objects of an expired job; will try again');

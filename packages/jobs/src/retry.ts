@@ -1,7 +1,7 @@
 import type { Db } from '@ap/db';
 import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
-import { newZipId } from './ids';
+import { newZipId, objectKeyFor } from './ids';
 import { enqueue, type WorkQueues } from './queues';
 
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
@@ -19,7 +19,7 @@ export async function retryJob(
   fromCheckpoint: boolean,
 ): Promise<RetryOutcome> {
   const { db, queues, store } = deps;
-  const job = await db.job.findFirst({ where: { id: jobId, userId }, include: { zips: { select: { id: true, status: true, objectKey: true, filename: true }, orderBy: { sequence: 'asc' } } } });
+  const job = await db.job.findFirst({ where: { id: jobId, userId }, include: { zips: { select: { id: true, status: true, objectKey: true, filename: true, uploadId: true }, orderBy: { sequence: 'asc' } } } });
   if (!job) return 'not-found';
   if (job.status !== 'failed') return 'not-failed';
   const attempt = job.attempt + 1;
@@ -28,6 +28,7 @@ export async function retryJob(
   if (!fromCheckpoint) {
     const keys = job.zips.map((z) => z.objectKey).filter((k): k is string => k !== null);
     if (keys.length) await store.deleteMany(keys);
+    for (const z of job.zips) if (z.uploadId) await store.abortUpload(objectKeyFor(jobId, z.id), z.uploadId);
   }
   const binsToRun: string[] = [];
   const won = await db.$transaction(async (tx) => {
@@ -39,7 +40,7 @@ export async function retryJob(
     const layoutKnown = job.zips.length > 0;
     if (fromCheckpoint && (layoutKnown || !preparing)) {
       const rerun = job.zips.filter((z) => z.status !== 'completed').map((z) => z.id);
-      await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null } });
+      await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null } });
       await tx.jobFile.updateMany({ where: { jobId, zipId: { in: rerun } }, data: { error: null } });
       await tx.job.update({ where: { id: jobId }, data: { status: 'pending' } });
       binsToRun.push(...rerun);
@@ -49,7 +50,8 @@ export async function retryJob(
     await tx.zip.deleteMany({ where: { jobId } });
     await tx.jobFile.updateMany({
       where: { jobId },
-      data: { zipId: null, size: null, etag: null, lastModified: null, entryName: null, crc32: null, error: null },
+      // A re-probe may find changed files: no CRC or checkpoint of the old bytes may survive.
+      data: { zipId: null, size: null, etag: null, lastModified: null, entryName: null, crc32: null, crcPrefix: null, crcPrefixLen: null, error: null },
     });
     if (preparing) {
       await tx.job.update({ where: { id: jobId }, data: { status: 'preparing', fileCount: 0, zipCount: 0, totalSize: 0 } });

@@ -31,7 +31,7 @@ export async function settleJob(db: Db, jobId: string, now = new Date()): Promis
     if (status === 'failed' && job.failOnZipError) {
       await tx.zip.updateMany({
         where: { jobId, status: { in: ['pending', 'processing'] } },
-        data: { status: 'failed', error: CANCELLED_BY_FAIL_FAST },
+        data: { status: 'failed', error: CANCELLED_BY_FAIL_FAST, leaseOwner: null, leaseExpiresAt: null },
       });
     }
     const done = bins.filter((b) => b.status === 'completed');

@@ -1,10 +1,14 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
   DeleteObjectsCommand,
+  ListPartsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
@@ -29,12 +33,59 @@ export interface ObjectRead extends ObjectInfo {
   contentLength: number;
 }
 
+/** One stored part of a multipart upload. */
+export interface UploadedPart {
+  partNumber: number;
+  /** As S3 returned it (quoted); CompleteMultipartUpload wants it so. */
+  etag: string;
+  size: number;
+}
+
+/**
+ * Follows a multipart upload so it can be resumed: its id when created, each part once stored.
+ * With hooks the parts are left in place when the upload fails. A body smaller than one part
+ * goes up in a single PUT, with no hooks called.
+ */
+export interface MultipartHooks {
+  onStart(uploadId: string): Promise<void>;
+  onPart(uploadId: string, part: UploadedPart): Promise<void>;
+}
+
+export interface UploadOptions {
+  contentType?: string;
+  partSize?: number;
+  signal?: AbortSignal;
+  multipart?: MultipartHooks;
+}
+
+export interface ResumeOptions {
+  uploadId: string;
+  partSize: number;
+  /** Parts 1..n already stored, in order; the body continues at n * partSize. */
+  stored: UploadedPart[];
+  /** The object's remaining bytes. */
+  body: AsyncIterable<Buffer>;
+  signal?: AbortSignal;
+  onPart?(part: UploadedPart): Promise<void>;
+}
+
+/**
+ * The store would not continue the multipart upload: it no longer holds it (aborted, expired:
+ * NoSuchUpload on S3, a 500 on s3rver) or failed on it. A resume is an optimisation, so the
+ * caller starts the object over instead of retrying.
+ */
+export class ResumeRefused extends Error {}
+
 /** The one storage interface the services use; S3 (MinIO, s3rver, AWS) is its only backend. */
 export interface ObjectStore {
   readonly bucket: string;
   ensureBucket(): Promise<void>;
   ping(): Promise<void>;
-  upload(key: string, body: Readable, options?: { contentType?: string; partSize?: number; signal?: AbortSignal }): Promise<ObjectInfo>;
+  upload(key: string, body: Readable, options?: UploadOptions): Promise<ObjectInfo>;
+  /** Continues a multipart upload after its stored parts, then completes it. */
+  resumeUpload(key: string, options: ResumeOptions): Promise<ObjectInfo>;
+  /** Best effort: some S3 servers (s3rver) refuse it, and bucket lifecycle rules clean up after. */
+  abortUpload(key: string, uploadId: string): Promise<void>;
   read(key: string, range?: { start: number; end: number }): Promise<ObjectRead>;
   head(key: string): Promise<ObjectInfo | null>;
   deleteMany(keys: string[]): Promise<void>;
@@ -66,9 +117,19 @@ export function partSizeFor(maxBytes: number): number {
   return Math.max(MIN_PART_SIZE, Math.ceil(maxBytes / (MAX_PARTS - 100) / 1024 / 1024) * 1024 * 1024);
 }
 
+/** Parts in flight at once: each is a buffer of partSize, so memory stays at a few parts per bin. */
+const PARTS_IN_FLIGHT = 2;
+
 export function createObjectStore(config: StorageConfig): ObjectStore {
   const client = createS3Client(config);
   const Bucket = config.bucket;
+  const followed = followMultipartUploads(client);
+
+  const finish = async (Key: string, etag: string | undefined): Promise<ObjectInfo> => {
+    const head = await client.send(new HeadObjectCommand({ Bucket, Key }));
+    return { size: Number(head.ContentLength ?? 0), etag: unquote(etag ?? head.ETag) };
+  };
+
   return {
     bucket: Bucket,
     client,
@@ -89,15 +150,76 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
         client,
         params: { Bucket, Key: key, Body: body, ContentType: options.contentType ?? 'application/octet-stream' },
         partSize: options.partSize ?? MIN_PART_SIZE,
-        // Each part in flight is a buffer of partSize (twice, while it is assembled): two in
-        // flight keep the uploader busy and memory at a few parts per bin.
-        queueSize: 2,
-        leavePartsOnError: false,
+        queueSize: PARTS_IN_FLIGHT,
+        leavePartsOnError: options.multipart !== undefined,
       });
+      if (options.multipart) followed.set(key, options.multipart);
       options.signal?.addEventListener('abort', () => void upload.abort().catch(() => undefined), { once: true });
-      const result = await upload.done();
-      const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-      return { size: Number(head.ContentLength ?? 0), etag: unquote(result.ETag ?? head.ETag) };
+      try {
+        const result = await upload.done();
+        return await finish(key, result.ETag);
+      } finally {
+        if (followed.get(key) === options.multipart) followed.delete(key);
+      }
+    },
+    async resumeUpload(key, options) {
+      const { uploadId: UploadId, partSize } = options;
+      // Where the store can say so (S3, MinIO; s3rver cannot), a dropped upload is found before
+      // any byte is fetched for it.
+      await client.send(new ListPartsCommand({ Bucket, Key: key, UploadId, MaxParts: 1 })).catch((err: { name?: string; $metadata?: { httpStatusCode?: number } }) => {
+        if (err.name === 'NoSuchUpload' || err.$metadata?.httpStatusCode === 404) throw refused(UploadId, err);
+      });
+      const parts = options.stored.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag }));
+      const inFlight = new Set<Promise<void>>();
+      let failure: unknown = null;
+      const send = async (partNumber: number, data: Buffer) => {
+        try {
+          const out = await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: partNumber, Body: data, ContentLength: data.length }), {
+            abortSignal: options.signal,
+          });
+          const part = { partNumber, etag: out.ETag ?? '', size: data.length };
+          parts.push({ PartNumber: partNumber, ETag: part.etag });
+          await options.onPart?.(part);
+        } catch (err) {
+          failure ??= options.signal?.aborted ? err : refused(UploadId, err);
+        }
+      };
+      const queue = async (partNumber: number, data: Buffer) => {
+        const p = send(partNumber, data).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        if (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
+        if (failure) throw failure;
+      };
+      let partNumber = options.stored.length;
+      let part = Buffer.allocUnsafe(partSize);
+      let filled = 0;
+      for await (const chunk of options.body) {
+        let at = 0;
+        while (at < chunk.length) {
+          const n = Math.min(partSize - filled, chunk.length - at);
+          chunk.copy(part, filled, at, at + n);
+          filled += n;
+          at += n;
+          if (filled === partSize) {
+            await queue(++partNumber, part);
+            part = Buffer.allocUnsafe(partSize);
+            filled = 0;
+          }
+        }
+      }
+      if (filled > 0) await queue(++partNumber, part.subarray(0, filled));
+      await Promise.all(inFlight);
+      if (failure) throw failure;
+      parts.sort((a, b) => a.PartNumber - b.PartNumber);
+      try {
+        const done = await client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+        return await finish(key, done.ETag);
+      } catch (err) {
+        throw options.signal?.aborted ? err : refused(UploadId, err);
+      }
+    },
+    async abortUpload(key, uploadId) {
+      await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
     },
     async read(key, range) {
       const out = await client.send(
@@ -124,4 +246,34 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       }
     },
   };
+}
+
+function refused(uploadId: string, err: unknown): ResumeRefused {
+  const e = err as { name?: string; message?: string };
+  return new ResumeRefused(`multipart upload ${uploadId} cannot be continued: ${e.name ?? 'Error'}: ${e.message ?? String(err)}`);
+}
+
+/**
+ * lib-storage keeps its upload id and parts to itself; a client middleware sees them go by.
+ * Uploads are followed by object key (one upload per key at a time in this process).
+ */
+function followMultipartUploads(client: S3Client): Map<string, MultipartHooks> {
+  const followed = new Map<string, MultipartHooks>();
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const input = args.input as { Key?: string; UploadId?: string; PartNumber?: number; Body?: { byteLength?: number } };
+      const hooks = input.Key === undefined ? undefined : followed.get(input.Key);
+      if (hooks) {
+        const output = result.output as { UploadId?: string; ETag?: string };
+        if (context.commandName === 'CreateMultipartUploadCommand' && output.UploadId) await hooks.onStart(output.UploadId);
+        else if (context.commandName === 'UploadPartCommand' && input.UploadId && input.PartNumber) {
+          await hooks.onPart(input.UploadId, { partNumber: input.PartNumber, etag: output.ETag ?? '', size: input.Body?.byteLength ?? 0 });
+        }
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'followMultipartUploads' },
+  );
+  return followed;
 }

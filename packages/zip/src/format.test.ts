@@ -104,10 +104,13 @@ describe('ZIP layout', () => {
     for (let i = 0; i < 50; i++) {
       const e = { name: randomName(i), size: randomInt(0, 2) ? randomInt(0, 1e6) : randomInt(0, 3) * 2 ** 31 + randomInt(1e6) };
       const predicted = sizer.totalWith(Buffer.byteLength(e.name), e.size);
+      const dataOffset = sizer.nextDataOffset(Buffer.byteLength(e.name));
       sizer.add(Buffer.byteLength(e.name), e.size);
       entries.push(e);
       expect(sizer.total()).toBe(predicted);
-      expect(planZip(entries, { mtime: MTIME }).totalSize).toBe(predicted);
+      const layout = planZip(entries, { mtime: MTIME });
+      expect(layout.totalSize).toBe(predicted);
+      expect(layout.entries[i]!.dataOffset).toBe(dataOffset);
     }
     expect(zipSize([{ name: 'a', size: null }])).toBeNull();
   });

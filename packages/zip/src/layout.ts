@@ -76,6 +76,11 @@ export class ZipSizer {
     this.count++;
   }
 
+  /** Where the first body byte of an entry appended now would sit. */
+  nextDataOffset(nameBytes: number): number {
+    return this.cursor + localHeaderLength(nameBytes);
+  }
+
   /** Size of the archive if it ended now. */
   total(): number {
     return this.cursor + this.central + endRecordsLength(needsZip64End(this.count, this.central, this.cursor));

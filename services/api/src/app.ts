@@ -12,13 +12,14 @@ import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
-import { createStreamServer, type StreamOptions } from './stream/serve';
+import type { LayoutReaderOptions } from '@ap/packer';
+import { createStreamServer } from './stream/serve';
 
 export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher'> & { queues: WorkQueues };
 
 export interface AppOptions {
   /** Stream-download tunables (tests and benches shrink them). */
-  stream?: Partial<StreamOptions>;
+  stream?: Partial<LayoutReaderOptions>;
 }
 
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {

@@ -40,6 +40,20 @@ export interface ArchiveOptions {
   signal: AbortSignal;
   /** A body broke after its first bytes were written, with fail_on_url_error false. */
   onBrokenBody(file: ArchiveFile, error: string): Promise<void>;
+  /** Sees each body as it streams (the packer's resume checkpoints). */
+  observer?: BodyObserver;
+}
+
+/** Follows the bodies as they go into the archive, with yazl's running CRC-32. */
+export interface BodyObserver {
+  /** The body of `files[index]` starts, as this entry (size null: not known before it ends). */
+  start(index: number, entry: { name: string; size: number | null; etag: string | null; lastModified: string | null }): void;
+  /** `files[index]` is left out: its URL failed before any byte (fail_on_url_error false). */
+  skip(index: number): void;
+  /** A chunk of it went into the archive: the body's bytes so far and their CRC-32. */
+  progress(bytes: number, crc: number): void;
+  /** It ended whole. */
+  end(crc: number): void;
 }
 
 export interface ArchiveResult {
@@ -77,6 +91,7 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
     if (opened instanceof FetchError) {
       if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: opened.userMessage }]);
       urlErrors.push({ position: file.position, error: opened.userMessage });
+      options.observer?.skip(i);
       startNext();
       continue;
     }
@@ -88,7 +103,8 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
       opened.stream.destroy();
       throw new BinFailure(ARCHIVE_TOO_LARGE);
     }
-    const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, startNext);
+    options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
+    const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, startNext, options.observer);
     if (signal.aborted) throw signal.reason;
     if (body.error) {
       if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: body.error }]);
@@ -114,6 +130,7 @@ function streamEntry(
   size: number | null,
   mtime: Date,
   startNext: () => void,
+  observer: BodyObserver | undefined,
 ): Promise<{ bytes: number; error: string | null }> {
   return new Promise((resolve) => {
     const stream = opened.stream;
@@ -131,11 +148,19 @@ function streamEntry(
     // right after yazl's pipe, so no chunk can flow before yazl listens.
     zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size), (cb) => {
       cb(null, stream);
+      // yazl (patched) keeps the entry's running CRC-32 on it; this entry is its last.
+      const entries = (zipfile as unknown as { entries: { crc32: number }[] }).entries;
+      const entry = entries[entries.length - 1]!;
       stream.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
+        observer?.progress(bytes, entry.crc32);
         if (size !== null && size - bytes <= PREFETCH_WHEN_REMAINING) startNext();
       });
-      stream.once('end', () => finish(null));
+      stream.once('end', () => {
+        // yazl's own 'end' listener ran first and set the final CRC.
+        observer?.end(entry.crc32 >>> 0);
+        finish(null);
+      });
     });
   });
 }

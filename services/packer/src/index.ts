@@ -1,2 +1,5 @@
-export { createPackerProcessor, packBin, objectKeyFor } from './processor';
-export { writeArchive, ARCHIVE_TOO_LARGE, type ArchiveFile, type ArchiveOptions, type ArchiveResult } from './archive';
+export { createPackerProcessor, packBin } from './processor';
+export { BinBusy, LeaseLost } from './lease';
+export { writeArchive, ARCHIVE_TOO_LARGE, type BodyObserver, type ArchiveFile, type ArchiveOptions, type ArchiveResult } from './archive';
+export { CrcStore } from './crc-store';
+export { LayoutReader, LAYOUT_READER_DEFAULTS, BATCH_BYTES, type LayoutInput, type LayoutReaderOptions } from './layout-reader';

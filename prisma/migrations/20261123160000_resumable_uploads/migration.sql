@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "zips" ADD COLUMN     "upload_layout" TEXT;

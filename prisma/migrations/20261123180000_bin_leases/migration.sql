@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "zips" ADD COLUMN     "lease_owner" TEXT,
+ADD COLUMN     "lease_expires_at" TIMESTAMPTZ(3);

@@ -1,0 +1,78 @@
+// One packer at a time per bin. Queue delivery is at-least-once (a stalled worker's job is
+// handed to another, the reconciler re-adds work that looks lost), so a bin can reach two
+// packers. A lease in Postgres, renewed by the holder's heartbeat, makes the second one wait
+// instead of fetching and uploading the same bytes again beside the first: two writers of one
+// object key, and two writers of the bin's resume records. Times are the database's, so the
+// workers' clocks do not matter.
+import { randomUUID } from 'node:crypto';
+import { DelayedError, type Job } from 'bullmq';
+import type { Db } from '@ap/db';
+
+/** Another packer holds the bin's lease: this delivery should come back after `retryInMs`. */
+export class BinBusy extends Error {
+  constructor(readonly retryInMs: number) {
+    super('the bin is being packed by another worker');
+  }
+}
+
+/** The bin stopped being this packer's (cancelled, retried, or its lease taken over). */
+export class LeaseLost extends Error {
+  constructor() {
+    super('the bin is no longer held by this worker');
+  }
+}
+
+/** How often the holder renews its lease: well inside the lease, so one late tick is harmless. */
+export function renewEvery(leaseMs: number): number {
+  return Math.max(200, Math.min(15_000, Math.floor(leaseMs / 3)));
+}
+
+export class BinLease {
+  readonly owner = randomUUID();
+
+  constructor(
+    private readonly db: Db,
+    private readonly bin: { zipId: string; attempt: number },
+    private readonly leaseMs: number,
+  ) {}
+
+  /**
+   * Takes the bin (pending, or processing under a lease that ran out) and marks it processing.
+   * False when the bin is not to be packed under this attempt (finished, failed, superseded);
+   * BinBusy while another packer's lease runs.
+   */
+  async acquire(): Promise<boolean> {
+    const taken = await this.db.$executeRaw`
+      UPDATE zips SET status = 'processing', error = NULL, lease_owner = ${this.owner},
+             lease_expires_at = now() + ${this.leaseMs}::int * interval '1 millisecond', updated_at = now()
+       WHERE id = ${this.bin.zipId} AND attempt = ${this.bin.attempt} AND status IN ('pending', 'processing')
+         AND (lease_owner IS NULL OR lease_expires_at < now())`;
+    if (taken) return true;
+    const [held] = await this.db.$queryRaw<{ remaining_ms: number }[]>`
+      SELECT GREATEST(0, EXTRACT(EPOCH FROM lease_expires_at - now()) * 1000)::float8 AS remaining_ms
+        FROM zips
+       WHERE id = ${this.bin.zipId} AND attempt = ${this.bin.attempt} AND status = 'processing' AND lease_owner IS NOT NULL`;
+    if (!held) return false;
+    // A little past the lease's end, so a holder that died is surely out of time.
+    throw new BinBusy(Math.ceil(held.remaining_ms) + 250);
+  }
+
+  /** Extends the lease; false when the bin is no longer this packer's. */
+  async renew(): Promise<boolean> {
+    const renewed = await this.db.$executeRaw`
+      UPDATE zips SET lease_expires_at = now() + ${this.leaseMs}::int * interval '1 millisecond', updated_at = now()
+       WHERE id = ${this.bin.zipId} AND attempt = ${this.bin.attempt} AND status = 'processing' AND lease_owner = ${this.owner}`;
+    return renewed > 0;
+  }
+
+  /** Lets the next delivery take the bin at once (after a failure it will retry). */
+  async release(): Promise<void> {
+    await this.db.zip.updateMany({ where: { id: this.bin.zipId, leaseOwner: this.owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+  }
+}
+
+/** A busy bin's queue message goes back to the queue until the lease can have run out. */
+export async function deferWhileBusy(message: Job, token: string | undefined, busy: BinBusy): Promise<never> {
+  await message.moveToDelayed(Date.now() + busy.retryInMs, token);
+  throw new DelayedError();
+}
