@@ -21,7 +21,7 @@ export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
   // V8's memory-saving mode (among others a 1 MiB young generation) keeps the heap small;
   // Liftoff only (no TurboFan tier-up) compiles Prisma's wasm query compiler in a fraction of
   // the memory. Together about 75 MiB less at peak, for ~15% more CPU per packed byte.
-  packer: ['--optimize-for-size', '--liftoff-only', ...(process.env.EXP_FLAGS ? process.env.EXP_FLAGS.split(' ') : [])], // EXP
+  packer: ['--optimize-for-size', '--liftoff-only'],
 };
 
 /**

@@ -2,7 +2,7 @@
 // Redis prefix, s3rver in a child process, and helpers to run the real services as processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
@@ -21,7 +21,8 @@ let built: Promise<void> | undefined;
 /** Starts one of the real services as deployed: its bundle, flags and environment (scripts/services.ts). */
 export async function startService(name: ServiceName, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   await (built ??= buildServices());
-  return spawnService(name, env, { stdio: ['ignore', process.env.EXP_STDOUT && name === 'packer' ? 'inherit' : 'pipe', 'inherit'] }); // EXP
+  // Their logs are silenced (LOG_LEVEL); warnings still show on stderr.
+  return spawnService(name, env, { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** The first JSON line a child prints on stdout. */
@@ -82,6 +83,11 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
 }
 
 /** Peak resident set size of a process so far (VmHWM), in MiB. */
+/** Starts a process's peak RSS (VmHWM) over from its current RSS (Linux: clear_refs 5). */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
 export function peakRssMiB(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))!;
   return Number(/(\d+)/.exec(line)![1]) / 1024;

@@ -43,12 +43,13 @@ export interface UploadedPart {
 
 /**
  * Follows a multipart upload so it can be resumed: its id when created, each part once stored.
- * With hooks the parts are left in place when the upload fails. A body smaller than one part
- * goes up in a single PUT, with no hooks called.
+ * Notifications only: the upload does not wait on them (recording a part must not hold one of
+ * the parts in flight). With hooks the parts are left in place when the upload fails. A body
+ * smaller than one part goes up in a single PUT, with no hooks called.
  */
 export interface MultipartHooks {
-  onStart(uploadId: string): Promise<void>;
-  onPart(uploadId: string, part: UploadedPart): Promise<void>;
+  onStart(uploadId: string): void;
+  onPart(uploadId: string, part: UploadedPart): void;
 }
 
 export interface UploadOptions {
@@ -266,9 +267,9 @@ function followMultipartUploads(client: S3Client): Map<string, MultipartHooks> {
       const hooks = input.Key === undefined ? undefined : followed.get(input.Key);
       if (hooks) {
         const output = result.output as { UploadId?: string; ETag?: string };
-        if (context.commandName === 'CreateMultipartUploadCommand' && output.UploadId) await hooks.onStart(output.UploadId);
+        if (context.commandName === 'CreateMultipartUploadCommand' && output.UploadId) hooks.onStart(output.UploadId);
         else if (context.commandName === 'UploadPartCommand' && input.UploadId && input.PartNumber) {
-          await hooks.onPart(input.UploadId, { partNumber: input.PartNumber, etag: output.ETag ?? '', size: input.Body?.byteLength ?? 0 });
+          hooks.onPart(input.UploadId, { partNumber: input.PartNumber, etag: output.ETag ?? '', size: input.Body?.byteLength ?? 0 });
         }
       }
       return result;

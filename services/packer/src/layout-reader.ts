@@ -33,6 +33,36 @@ export interface LayoutInput {
   checkpoint: CrcCheckpoint | null;
 }
 
+/** A layout's file as Postgres holds it (job_files), with what earlier passes learned. */
+export interface RecordedInput {
+  position: number;
+  url: string;
+  size: bigint | null;
+  etag: string | null;
+  lastModified: string | null;
+  crc32: number | null;
+  crcPrefix: number | null;
+  crcPrefixLen: bigint | null;
+}
+
+/** The reader's inputs and the CRC-32s already known (by index), from the recorded files. */
+export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: LayoutInput[]; crcs: Map<number, number> } {
+  const inputs = rows.map((r) => ({
+    position: r.position,
+    url: r.url,
+    size: Number(r.size),
+    etag: r.etag,
+    lastModified: r.lastModified,
+    checkpoint: r.crcPrefixLen === null || r.crcPrefix === null ? null : { length: Number(r.crcPrefixLen), crc: r.crcPrefix >>> 0 },
+  }));
+  const crcs = new Map<number, number>();
+  rows.forEach((r, i) => {
+    if (r.crc32 !== null) crcs.set(i, r.crc32 >>> 0);
+    else if (inputs[i]!.size === 0) crcs.set(i, 0);
+  });
+  return { inputs, crcs };
+}
+
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
   private first: { slice: SegmentSlice; source: DataSource } | null = null;

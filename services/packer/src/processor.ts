@@ -194,7 +194,10 @@ async function packFromStart(
       },
     });
     zipfile.end();
-    return { object: await uploaded, packaged, urlErrors };
+    const object = await uploaded;
+    // No record may land after the bin's completion clears them.
+    await recorder?.settled();
+    return { object, packaged, urlErrors };
   } catch (err) {
     abort.abort(err);
     (zipfile.outputStream as unknown as Readable).destroy();

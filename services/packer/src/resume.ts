@@ -20,7 +20,7 @@ import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, 
 import { planZip, sliceRange, streamEtag, ZipSizer, type ZipLayout } from '@ap/zip';
 import type { BodyObserver } from './archive';
 import { CrcStore } from './crc-store';
-import { LAYOUT_READER_DEFAULTS, LayoutReader, type LayoutInput } from './layout-reader';
+import { LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf } from './layout-reader';
 
 /** A bin's file as the packer loads it. */
 export interface BinFile {
@@ -114,19 +114,25 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
     if (this.valid) this.crcStore.crc(this.jobId, this.files[this.entry]!.position, crc);
   }
 
-  async onStart(uploadId: string): Promise<void> {
+  onStart(uploadId: string): void {
     this.uploadId = uploadId;
-    await this.write(() => this.db.zip.update({ where: { id: this.zipId }, data: { uploadId, uploadLayout: this.valid ? this.plan.id : null } }));
+    const uploadLayout = this.valid ? this.plan.id : null;
+    void this.write(() => this.db.zip.update({ where: { id: this.zipId }, data: { uploadId, uploadLayout } }));
   }
 
-  async onPart(uploadId: string, part: UploadedPart): Promise<void> {
+  onPart(uploadId: string, part: UploadedPart): void {
     if (!this.valid || uploadId !== this.uploadId) return;
     // The entries and CRCs before this part's end are in Postgres before the part is.
-    await this.crcStore.flush();
-    await this.write(async () => {
+    void this.write(async () => {
+      await this.crcStore.flush();
       await this.recordStarted();
       await recordPart(this.db, this.zipId, uploadId, part, this.plan.partSize);
     });
+  }
+
+  /** Resolves once every record asked for so far is written (or given up). */
+  settled(): Promise<void> {
+    return this.writes.then(() => undefined);
   }
 
   /** Entries started since the last call, in one statement (10,000 small files, one part). */
@@ -219,19 +225,7 @@ export async function resumeUpload(
   }
   if (stored.length === 0 || resumeAt > laid.recordedEnd) return null;
 
-  const inputs: LayoutInput[] = laid.inputs.map((f) => ({
-    position: f.position,
-    url: f.url,
-    size: Number(f.size),
-    etag: f.etag,
-    lastModified: f.lastModified,
-    checkpoint: f.crcPrefixLen === null || f.crcPrefix === null ? null : { length: Number(f.crcPrefixLen), crc: f.crcPrefix >>> 0 },
-  }));
-  const crcs = new Map<number, number>();
-  laid.inputs.forEach((f, i) => {
-    if (f.crc32 !== null) crcs.set(i, f.crc32 >>> 0);
-    else if (Number(f.size) === 0) crcs.set(i, 0);
-  });
+  const { inputs, crcs } = layoutInputsOf(laid.inputs);
   const crcStore = new CrcStore(db, log);
   const reader = new LayoutReader(deps.fetcher, { ...LAYOUT_READER_DEFAULTS, checkpointEvery: plan.partSize }, crcStore, bin.jobId, layout, inputs, crcs, signal);
   const slices = resumeAt < total ? sliceRange(layout, resumeAt, total - 1) : [];

@@ -9,7 +9,7 @@ import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
 import type { Logger } from '@ap/log';
-import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, writeArchive, type LayoutInput, type LayoutReaderOptions } from '@ap/packer';
+import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/packer';
 import { planZip, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
@@ -56,19 +56,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     const mtime = zip.job.createdAt;
     const layout = planZip(rows.map((r) => ({ name: r.entryName!, size: Number(r.size) })), { mtime });
     if (layout.totalSize !== Number(zip.size)) throw new Error(`stream zip ${zipId}: layout ${layout.totalSize} != recorded ${zip.size}`);
-    const inputs: LayoutInput[] = rows.map((r) => ({
-      position: r.position,
-      url: r.url,
-      size: Number(r.size),
-      etag: r.etag,
-      lastModified: r.lastModified,
-      checkpoint: r.crcPrefixLen === null || r.crcPrefix === null ? null : { length: Number(r.crcPrefixLen), crc: r.crcPrefix >>> 0 },
-    }));
-    const crcs = new Map<number, number>();
-    rows.forEach((r, i) => {
-      if (r.crc32 !== null) crcs.set(i, r.crc32 >>> 0);
-      else if (inputs[i]!.size === 0) crcs.set(i, 0);
-    });
+    const { inputs, crcs } = layoutInputsOf(rows);
 
     const span = answerRange(req, res, { filename: zip.filename, size: layout.totalSize, etag: streamEtag(layout, inputs), lastModified: zip.completedAt ?? mtime });
     if (!span) return;
