@@ -5,7 +5,7 @@
 //       the same bytes into the same S3
 //   (c) the packer service's peak RSS while packing one 4 GiB bin
 //   (d) preparing time for 20,000 URLs (HEAD probes and bin layout)
-//   pnpm bench:pipeline   (FILES=64 FILE_MIB=16 BIG_GIB=4 PREPARE_URLS=20000 to change; ONLY=a|b|c|d to run one figure alone)
+//   pnpm bench:pipeline   (FILES=64 FILE_MIB=16 BIG_GIB=4 PREPARE_URLS=20000 to change; ONLY=a|b|c|d to run some figures alone, e.g. ONLY=bc)
 import { execFileSync } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -25,6 +25,7 @@ const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
 const BIG_BYTES = Number(process.env.BIG_GIB ?? 4) * 1024 ** 3;
 const PREPARE_URLS = Number(process.env.PREPARE_URLS ?? 20_000);
 const ONLY = process.env.ONLY;
+const runs = (figure: string) => !ONLY || ONLY.includes(figure);
 const B_ROUNDS = 6;
 const CORE_ROUNDS = 9;
 class Done extends Error {}
@@ -41,7 +42,7 @@ const children: { kill(): unknown }[] = [origin.child];
 
 try {
   // (a) packing core ----------------------------------------------------------------------
-  if (!ONLY || ONLY === 'a') {
+  if (runs('a')) {
     const plainFetch = async () => {
       const t0 = process.hrtime.bigint();
       for (const url of urls) {
@@ -78,7 +79,7 @@ try {
     console.log(`    fetch -> ZIP -> null median ${MBps(totalBytes, pct(packTimes, 50))}, best ${MBps(totalBytes, Math.min(...packTimes))}`);
     console.log(`    ratio: median ${pct(ratios, 50).toFixed(2)} (per round ${ratios.map((x) => x.toFixed(2)).join(' ')})  (target >= 0.90)`);
   }
-  if (ONLY === 'a') throw new Done();
+  if (!runs('b') && !runs('c') && !runs('d')) throw new Done();
 
   // The real services, each its own process, on this run's database, Redis and S3.
   const port = await freePort();
@@ -116,7 +117,7 @@ try {
   const idleRss = peakRssMiB(packer.pid!);
 
   // (b) end to end -------------------------------------------------------------------------
-  if (!ONLY || ONLY === 'b') {
+  if (runs('b')) {
     const store = createObjectStore(storageConfig(config));
     // Each run starts alike: the previous run's object deleted and its bytes flushed to disk
     // (`sync`), so no run pays for the one before it in s3rver's page-cache writeback. Rounds
@@ -170,7 +171,7 @@ try {
   }
 
   // (c) peak RSS of the packer on one 4 GiB bin ---------------------------------------------
-  if (!ONLY || ONLY === 'c') {
+  if (runs('c')) {
     const parts = 16;
     const bigUrls = Array.from({ length: parts }, (_, i) => `${origin.url}/blob/${BIG_BYTES / parts}/${100 + i}/big${i}.bin`);
     // The peak of this bin alone, on a packer that may have packed others before.
@@ -184,12 +185,12 @@ try {
     const peak = peakRssMiB(packer.pid!);
     console.log(
       `(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peak.toFixed(0)} MiB = ${((peak * 2 ** 20) / 1e6).toFixed(0)} MB (target <= 200 MB); ` +
-        `RSS when it started ${before.toFixed(0)} MiB (${ONLY ? 'a fresh packer' : 'after (b)'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}`,
+        `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}`,
     );
   }
 
   // (d) preparing 20,000 URLs ---------------------------------------------------------------
-  if (!ONLY || ONLY === 'd') {
+  if (runs('d')) {
     packer.kill('SIGTERM'); // only the preparer's part is timed
     const small = Array.from({ length: PREPARE_URLS }, (_, i) => ({ url: `${origin.url}/blob/${1000 + (i % 5000)}/${i}/s${i}.bin` }));
     const t1 = process.hrtime.bigint();
