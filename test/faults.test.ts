@@ -30,6 +30,14 @@ afterAll(async () => {
   await origin.close();
 });
 
+async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function createJob(body: Record<string, unknown>, base = stack.url, apiKey = key): Promise<string> {
   const res = await call(base, 'POST', '/jobs', { key: apiKey, body });
   expect(res.status).toBe(201);
@@ -229,11 +237,7 @@ describe('worker faults', () => {
       const zip = await noWorkers.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
 
       // Wait for parts 1 and 2, then kill the packer.
-      const deadline = Date.now() + 30_000;
-      while ((await noWorkers.ctx.db.zipPart.count({ where: { zipId: zip.id } })) < 2) {
-        if (Date.now() > deadline) throw new Error('the packer never stored two parts');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until(async () => (await noWorkers.ctx.db.zipPart.count({ where: { zipId: zip.id } })) >= 2, 'the packer stored two parts', 30_000);
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
       const recorded = await noWorkers.ctx.db.zip.findUniqueOrThrow({ where: { id: zip.id } });
@@ -322,13 +326,6 @@ describe('worker faults', () => {
       const jobId = await createJob({ files: bodies.map((_, i) => ({ url: `${base}/${i}.bin` })) }, stack.url);
       const zip = await stack.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
       return { jobId, zipId: zip.id, payload: { jobId, zipId: zip.id, attempt: zip.attempt } };
-    }
-    async function until(check: () => Promise<boolean> | boolean, what: string) {
-      const deadline = Date.now() + 20_000;
-      while (!(await check())) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
     }
 
     it('a bin delivered twice at once is packed once; the second delivery is told to come back', async () => {

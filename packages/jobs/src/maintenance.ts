@@ -1,7 +1,7 @@
 import type { Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
-import { objectKeyFor } from './ids';
+import { deleteJobObjects } from './objects';
 import { enqueue, type WorkQueues } from './queues';
 
 /** Work whose row has not moved for this long is put on the queue again (lost message, dead worker). */
@@ -67,10 +67,8 @@ export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now 
     take: 500,
   });
   for (const job of jobs) {
-    const keys = job.zips.map((z) => z.objectKey).filter((k): k is string => k !== null);
     try {
-      if (keys.length) await store.deleteMany(keys);
-      for (const z of job.zips) if (z.uploadId) await store.abortUpload(objectKeyFor(job.id, z.id), z.uploadId);
+      await deleteJobObjects(store, job.id, job.zips);
       await db.job.update({ where: { id: job.id }, data: { purgedAt: now } });
     } catch (err) {
       log.warn({ err, jobId: job.id }, 'could not delete the objects of an expired job; will try again');

@@ -1,7 +1,8 @@
 import type { Db } from '@ap/db';
 import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
-import { newZipId, objectKeyFor } from './ids';
+import { newZipId } from './ids';
+import { deleteJobObjects } from './objects';
 import { enqueue, type WorkQueues } from './queues';
 
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
@@ -26,9 +27,7 @@ export async function retryJob(
   const preparing = needsPreparing(job);
 
   if (!fromCheckpoint) {
-    const keys = job.zips.map((z) => z.objectKey).filter((k): k is string => k !== null);
-    if (keys.length) await store.deleteMany(keys);
-    for (const z of job.zips) if (z.uploadId) await store.abortUpload(objectKeyFor(jobId, z.id), z.uploadId);
+    await deleteJobObjects(store, jobId, job.zips);
   }
   const binsToRun: string[] = [];
   const won = await db.$transaction(async (tx) => {

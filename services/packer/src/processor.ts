@@ -138,7 +138,6 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
     await settleJob(db, job.id);
   } catch (err) {
     abort.abort(err);
-    clearInterval(heartbeat);
     await lease.release().catch(() => undefined);
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
