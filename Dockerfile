@@ -1,5 +1,8 @@
 # One image for every service; the command picks the service.
 FROM node:20-bookworm-slim AS deps
+# A C compiler for packages/crc32 (the CRC-32 addon, built by `pnpm install` against this
+# Node's own headers): only this stage has it; the runtime stage copies the built addon.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 RUN npm install -g pnpm@12.21.0
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml prisma.config.ts tsconfig.base.json tsconfig.json ./

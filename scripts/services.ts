@@ -70,8 +70,9 @@ export async function buildServices(names: readonly ServiceName[] = SERVICES): P
         sourcesContent: false,
         // Bundled CommonJS modules call require() for Node's built-ins.
         banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
-        // pg loads it only for `pg.native`, which nothing uses.
-        external: ['pg-native'],
+        // pg loads it only for `pg.native`, which nothing uses. @ap/crc32 loads its native
+        // addon from beside itself, so it stays in node_modules (resolved up from the bundle).
+        external: ['pg-native', '@ap/crc32'],
         logLevel: 'warning',
       });
       for (const file of result.outputFiles) {

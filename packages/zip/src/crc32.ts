@@ -1,9 +1,5 @@
-import { crc32 as nativeCrc32 } from 'node:zlib';
-
-/** CRC-32 (ISO-HDLC, as ZIP uses) of `data`, continuing from `previous`. Native: ~2 GB/s. */
-export function crc32(data: Uint8Array, previous = 0): number {
-  return nativeCrc32(data, previous) >>> 0;
-}
+/** CRC-32 (ISO-HDLC, as ZIP uses) of `data`, continuing from `previous`: folded by carry-less multiplication (packages/crc32). */
+export { crc32 } from '@ap/crc32';
 
 // crc32Combine follows zlib's crc32_combine: multiplying by x^(8·len) modulo the CRC
 // polynomial shifts a CRC over `len` zero bytes, so CRCs of adjacent pieces can be joined

@@ -2,5 +2,5 @@ export { crc32, crc32Combine } from './crc32';
 export { dosTime, type DosTime } from './format';
 export { planZip, renderSegment, sliceRange, zipSize, ZipSizer, type PlacedEntry, type Segment, type SegmentSlice, type ZipEntryInput, type ZipLayout } from './layout';
 export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
-export { YAZL_ENTRY_OPTIONS } from './yazl-options';
+export { newZipFile, YAZL_ENTRY_OPTIONS } from './yazl-options';
 export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, type CrcPlan, type StreamInputValidators } from './stream-plan';

@@ -1,8 +1,7 @@
 import { Readable } from 'node:stream';
-import yazl from 'yazl';
 import { crc32, crc32Combine } from './crc32';
 import { renderSegment, type ZipLayout } from './layout';
-import { YAZL_ENTRY_OPTIONS } from './yazl-options';
+import { newZipFile, YAZL_ENTRY_OPTIONS } from './yazl-options';
 
 /** A body for tests: either real bytes or `length` zero bytes produced without allocating them. */
 export type TestBody = { bytes: Buffer } | { zeros: number };
@@ -55,7 +54,7 @@ export function yazlArchive(
   onChunk: (chunk: Buffer, offset: number) => void,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
-    const zip = new yazl.ZipFile();
+    const zip = newZipFile();
     let offset = 0;
     for (const e of entries) {
       zip.addReadStreamLazy(e.name, YAZL_ENTRY_OPTIONS(mtime, e.declareSize ? bodyLength(e.body) : null), (cb) => cb(null, bodyStream(e.body)));

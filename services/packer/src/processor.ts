@@ -1,7 +1,7 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { Readable } from 'node:stream';
-import yazl from 'yazl';
+import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { objectKeyFor, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
@@ -169,7 +169,7 @@ async function packFromStart(
   const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
-  const zipfile = new yazl.ZipFile();
+  const zipfile = newZipFile();
   const uploaded = store.upload(bin.key, zipfile.outputStream as unknown as Readable, {
     contentType: 'application/zip',
     partSize: bin.partSize,

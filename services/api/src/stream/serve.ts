@@ -4,13 +4,12 @@
 import type { Request, Response } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import yazl from 'yazl';
 import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
 import type { Logger } from '@ap/log';
 import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/packer';
-import { planZip, sliceRange, streamEtag } from '@ap/zip';
+import { newZipFile, planZip, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
 
@@ -112,7 +111,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     if (req.method === 'HEAD') return void res.end();
     const abort = new AbortController();
     res.once('close', () => abort.abort(new Error('client went away')));
-    const zipfile = new yazl.ZipFile();
+    const zipfile = newZipFile();
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => (sent += c.length));
     const piping = pipeline(zipfile.outputStream, res);
