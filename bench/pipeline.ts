@@ -19,7 +19,7 @@ import { writeArchive } from '@ap/packer';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/runtime';
 import { freePort } from '../scripts/embedded';
-import { ms, pct, peakRssMiB, resetPeakRss, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, ms, pct, peakRssMiB, resetPeakRss, startBenchEnv, startOrigin, startService } from './lib/env';
 
 const FILES = Number(process.env.FILES ?? 64);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
@@ -135,8 +135,17 @@ try {
       await store.deleteMany([key]);
       execFileSync('sync');
     };
+    // CPU seconds per GiB of the process that moves the bytes (this one for the plain run, the
+    // packer for the job) and of s3rver, which bounds both on these machines.
+    const gib = totalBytes / 2 ** 30;
+    const cpu = { plain: [] as number[], packer: [] as number[], s3Plain: [] as number[], s3Job: [] as number[] };
+    const ownCpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    };
     const plainUpload = async (round: number) => {
       const key = `bench/plain-${round}.bin`;
+      const [c0, s0] = [ownCpu(), cpuSeconds(bench.s3Pid)];
       const t0 = process.hrtime.bigint();
       const body = new PassThrough({ highWaterMark: 1024 * 1024 });
       const uploaded = store.upload(key, body);
@@ -146,16 +155,21 @@ try {
       })();
       await Promise.all([pipeline(bodies, body), uploaded]);
       const took = ms(t0);
+      cpu.plain.push((ownCpu() - c0) / gib);
+      cpu.s3Plain.push((cpuSeconds(bench.s3Pid) - s0) / gib);
       await settle(key);
       return took;
     };
     const storedJob = async () => {
+      const [c0, s0] = [cpuSeconds(packer.pid!), cpuSeconds(bench.s3Pid)];
       const t0 = Date.now();
       const jobId = await post({ files: urls.map((url) => ({ url })) });
       const job = await waitFor(jobId, (s) => s === 'completed' || s === 'failed');
       if (job.status !== 'completed') throw new Error(`job ${jobId} failed: ${JSON.stringify(job.errors)}`);
       // Up to the job's own completion time (same clock), not to the poll that saw it.
       const took = Date.parse(job.completed_at!) - t0;
+      cpu.packer.push((cpuSeconds(packer.pid!) - c0) / gib);
+      cpu.s3Job.push((cpuSeconds(bench.s3Pid) - s0) / gib);
       await settle((await db.zip.findFirstOrThrow({ where: { jobId } })).objectKey!);
       return took;
     };
@@ -177,6 +191,8 @@ try {
     console.log(`    fetch + multipart upload   median ${MBps(totalBytes, pct(uploadTimes, 50))}, best ${MBps(totalBytes, Math.min(...uploadTimes))}`);
     console.log(`    stored job POST->completed median ${MBps(totalBytes, pct(jobTimes, 50))}, best ${MBps(totalBytes, Math.min(...jobTimes))}`);
     console.log(`    ratio: median ${pct(ratios, 50).toFixed(2)} (per round ${ratios.map((x) => x.toFixed(2)).join(' ')})  (target >= 0.90)`);
+    const s = (xs: number[]) => pct(xs, 50).toFixed(2);
+    console.log(`    CPU s/GiB, medians: plain run ${s(cpu.plain)} (this process) + s3rver ${s(cpu.s3Plain)}; stored job ${s(cpu.packer)} (packer) + s3rver ${s(cpu.s3Job)}`);
   }
 
   // (c) peak RSS of the packer on one 4 GiB bin ---------------------------------------------
@@ -186,6 +202,7 @@ try {
     // The peak of this bin alone, on a packer that may have packed others before.
     resetPeakRss(packer.pid!);
     const before = peakRssMiB(packer.pid!);
+    const cpu0 = cpuSeconds(packer.pid!);
     const t0 = process.hrtime.bigint();
     const bigJob = await post({ files: bigUrls.map((url) => ({ url })) });
     const big = await waitFor(bigJob, (s) => s === 'completed' || s === 'failed');
@@ -194,7 +211,8 @@ try {
     const peak = peakRssMiB(packer.pid!);
     console.log(
       `(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peak.toFixed(0)} MiB = ${((peak * 2 ** 20) / 1e6).toFixed(0)} MB (target <= 200 MB); ` +
-        `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}`,
+        `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}, ` +
+        `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / (BIG_BYTES / 2 ** 30)).toFixed(2)} s/GiB`,
     );
   }
 

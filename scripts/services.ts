@@ -18,10 +18,16 @@ export type ServiceName = (typeof SERVICES)[number];
 export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
   api: [],
   preparer: [],
-  // V8's memory-saving mode (among others a 1 MiB young generation) keeps the heap small;
-  // Liftoff only (no TurboFan tier-up) compiles Prisma's wasm query compiler in a fraction of
-  // the memory. Together about 75 MiB less at peak, for ~15% more CPU per packed byte.
-  packer: ['--optimize-for-size', '--liftoff-only'],
+  // Liftoff only: Prisma's wasm query compiler is not tiered up to TurboFan, which took ~50
+  // MiB. A young generation of 1 MiB semi-spaces (V8 grows them to 16 MiB) keeps the heap
+  // ~30 MiB smaller. No memory reducer: after an idle spell it leaves the heap limit just above
+  // the live heap, and the socket chunks' external memory, counted against that limit until a
+  // GC frees it, then starts a full mark-compact every ~70 ms for as long as the packer packs
+  // (CPU per byte x1.6). Not V8's memory-saving mode (--optimize-for-size) either: it keeps an
+  // incremental marking going whenever the heap nears its limit, doubling the CPU per byte; the
+  // upload's reused part buffers (@ap/storage) removed the garbage it was there for.
+  // docs/decisions.md "Operations" has the figures.
+  packer: ['--liftoff-only', '--max-semi-space-size=1', '--no-memory-reducer'],
 };
 
 /**

@@ -42,6 +42,8 @@ export async function startOrigin(): Promise<{ url: string; child: ChildProcess 
 
 export interface BenchEnv {
   env: Record<string, string>;
+  /** The s3rver process. */
+  s3Pid: number;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
   Object.assign(process.env, env);
   return {
     env,
+    s3Pid: s3.pid!,
     async close() {
       s3.kill('SIGTERM');
       await new Promise((r) => s3.once('exit', r));
@@ -82,15 +85,21 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
   };
 }
 
-/** Peak resident set size of a process so far (VmHWM), in MiB. */
 /** Starts a process's peak RSS (VmHWM) over from its current RSS (Linux: clear_refs 5). */
 export function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
+/** Peak resident set size of a process so far (VmHWM), in MiB. */
 export function peakRssMiB(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))!;
   return Number(/(\d+)/.exec(line)![1]) / 1024;
+}
+
+/** CPU time (user + system) a process has used so far, in seconds (Linux: /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
 export const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;

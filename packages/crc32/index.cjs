@@ -6,7 +6,7 @@
 const zlib = require('node:zlib');
 const addon = require('./build/Release/crc32.node');
 
-const METHODS = ['zlib', 'pclmul', 'vpclmul-avx512'];
+const METHODS = ['zlib', 'pclmul', 'vpclmul-avx2', 'vpclmul-avx512'];
 
 exports.addon = addon;
 exports.method = METHODS[addon.method];

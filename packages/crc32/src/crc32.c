@@ -19,7 +19,8 @@
 
 #define POLY 0xedb88320u
 
-enum method { METHOD_TABLE = 0, METHOD_PCLMUL = 1, METHOD_VPCLMUL = 2 };
+/* In order of speed; a CPU that has one has every one before it. */
+enum method { METHOD_TABLE = 0, METHOD_PCLMUL = 1, METHOD_VPCLMUL_AVX2 = 2, METHOD_VPCLMUL_AVX512 = 3 };
 
 static uint32_t table[256];
 static enum method best = METHOD_TABLE;
@@ -56,10 +57,11 @@ static struct fold fold_by(uint32_t d) {
   struct fold f = { (uint64_t)xpow_mod(8 * d + 63) << 32, (uint64_t)xpow_mod(8 * d - 1) << 32 };
   return f;
 }
-static struct fold FOLD16, FOLD64, FOLD256;
+static struct fold FOLD16, FOLD32, FOLD64, FOLD128, FOLD256;
 
 #define TARGET_PCLMUL __attribute__((target("pclmul,sse4.1")))
-#define TARGET_VPCLMUL __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1")))
+#define TARGET_VPCLMUL_AVX2 __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1")))
+#define TARGET_VPCLMUL_AVX512 __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1")))
 
 TARGET_PCLMUL static inline __m128i fold_constant128(struct fold f) {
   return _mm_set_epi64x((long long)f.hi, (long long)f.lo);
@@ -97,13 +99,40 @@ TARGET_PCLMUL static uint32_t crc_pclmul(uint32_t c, const uint8_t *p, size_t n)
   return finish(x, p, n);
 }
 
+/* x folded forward onto y, two lanes at once. */
+TARGET_VPCLMUL_AVX2 static inline __m256i fold256(__m256i x, __m256i k, __m256i y) {
+  return _mm256_xor_si256(_mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00), _mm256_clmulepi64_epi128(x, k, 0x11)), y);
+}
+
+/* n >= 128: four 32-byte registers of two lanes each, 128 bytes a round (CPUs with VPCLMULQDQ
+ * but no AVX-512, such as AMD Zen 3 and Intel's hybrid cores). */
+TARGET_VPCLMUL_AVX2 static uint32_t crc_vpclmul_avx2(uint32_t c, const uint8_t *p, size_t n) {
+  const __m256i k128 = _mm256_broadcastsi128_si256(fold_constant128(FOLD128));
+  const __m256i k32 = _mm256_broadcastsi128_si256(fold_constant128(FOLD32));
+  const __m128i k16 = fold_constant128(FOLD16);
+  __m256i x0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)p), _mm256_zextsi128_si256(_mm_cvtsi32_si128((int)c)));
+  __m256i x1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+  __m256i x2 = _mm256_loadu_si256((const __m256i *)(p + 64));
+  __m256i x3 = _mm256_loadu_si256((const __m256i *)(p + 96));
+  for (p += 128, n -= 128; n >= 128; p += 128, n -= 128) {
+    x0 = fold256(x0, k128, _mm256_loadu_si256((const __m256i *)p));
+    x1 = fold256(x1, k128, _mm256_loadu_si256((const __m256i *)(p + 32)));
+    x2 = fold256(x2, k128, _mm256_loadu_si256((const __m256i *)(p + 64)));
+    x3 = fold256(x3, k128, _mm256_loadu_si256((const __m256i *)(p + 96)));
+  }
+  __m256i x = fold256(fold256(fold256(x0, k32, x1), k32, x2), k32, x3);
+  for (; n >= 32; p += 32, n -= 32) x = fold256(x, k32, _mm256_loadu_si256((const __m256i *)p));
+  __m128i y = fold128(_mm256_castsi256_si128(x), k16, _mm256_extracti128_si256(x, 1));
+  return finish(y, p, n);
+}
+
 /* x folded forward onto y, four lanes at once. */
-TARGET_VPCLMUL static inline __m512i fold512(__m512i x, __m512i k, __m512i y) {
+TARGET_VPCLMUL_AVX512 static inline __m512i fold512(__m512i x, __m512i k, __m512i y) {
   return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11), y, 0x96);
 }
 
 /* n >= 256: four 64-byte registers of four lanes each, 256 bytes a round. */
-TARGET_VPCLMUL static uint32_t crc_vpclmul(uint32_t c, const uint8_t *p, size_t n) {
+TARGET_VPCLMUL_AVX512 static uint32_t crc_vpclmul_avx512(uint32_t c, const uint8_t *p, size_t n) {
   const __m512i k256 = _mm512_broadcast_i32x4(fold_constant128(FOLD256));
   const __m512i k64 = _mm512_broadcast_i32x4(fold_constant128(FOLD64));
   const __m128i k16 = fold_constant128(FOLD16);
@@ -128,11 +157,16 @@ TARGET_VPCLMUL static uint32_t crc_vpclmul(uint32_t c, const uint8_t *p, size_t 
 
 static void init_folding(void) {
   FOLD16 = fold_by(16);
+  FOLD32 = fold_by(32);
   FOLD64 = fold_by(64);
+  FOLD128 = fold_by(128);
   FOLD256 = fold_by(256);
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("vpclmulqdq")) best = METHOD_VPCLMUL;
-  else if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1")) best = METHOD_PCLMUL;
+  int pclmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  int vpclmul = pclmul && __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2");
+  if (vpclmul && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) best = METHOD_VPCLMUL_AVX512;
+  else if (vpclmul) best = METHOD_VPCLMUL_AVX2;
+  else if (pclmul) best = METHOD_PCLMUL;
 }
 #endif
 
@@ -140,7 +174,8 @@ static void init_folding(void) {
 static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n, enum method m) {
   uint32_t c = ~crc;
 #ifdef HAVE_FOLDING
-  if (m == METHOD_VPCLMUL && n >= 256) return ~crc_vpclmul(c, p, n);
+  if (m == METHOD_VPCLMUL_AVX512 && n >= 256) return ~crc_vpclmul_avx512(c, p, n);
+  if (m >= METHOD_VPCLMUL_AVX2 && n >= 128) return ~crc_vpclmul_avx2(c, p, n);
   if (m >= METHOD_PCLMUL && n >= 64) return ~crc_pclmul(c, p, n);
 #else
   (void)m;

@@ -11,7 +11,11 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { PartCutter, releasePart } from './parts';
+
+export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 
 export interface StorageConfig {
   endpoint?: string;
@@ -118,13 +122,21 @@ export function partSizeFor(maxBytes: number): number {
   return Math.max(MIN_PART_SIZE, Math.ceil(maxBytes / (MAX_PARTS - 100) / 1024 / 1024) * 1024 * 1024);
 }
 
-/** Parts in flight at once: each is a buffer of partSize, so memory stays at a few parts per bin. */
+/** Parts in flight at once. */
 const PARTS_IN_FLIGHT = 2;
+/**
+ * Part buffers an upload holds: one part goes up while the next fills, and both go up at once
+ * when the source is ahead. A packer's memory is these two parts per bin, whatever its size
+ * (a third, filling while two are in flight, measured no faster into s3rver and cost a part
+ * more of memory per bin: bench/README.md).
+ */
+const PART_BUFFERS = 2;
 
 export function createObjectStore(config: StorageConfig): ObjectStore {
   const client = createS3Client(config);
   const Bucket = config.bucket;
   const followed = followMultipartUploads(client);
+  releasePartsWhenAnswered(client);
 
   const finish = async (Key: string, etag: string | undefined): Promise<ObjectInfo> => {
     const head = await client.send(new HeadObjectCommand({ Bucket, Key }));
@@ -147,18 +159,27 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       await client.send(new HeadBucketCommand({ Bucket }));
     },
     async upload(key, body, options = {}) {
+      const parts = new PartCutter(options.partSize ?? MIN_PART_SIZE, PART_BUFFERS);
       const upload = new Upload({
         client,
-        params: { Bucket, Key: key, Body: body, ContentType: options.contentType ?? 'application/octet-stream' },
-        partSize: options.partSize ?? MIN_PART_SIZE,
+        params: { Bucket, Key: key, Body: parts, ContentType: options.contentType ?? 'application/octet-stream' },
+        partSize: parts.partSize,
         queueSize: PARTS_IN_FLIGHT,
         leavePartsOnError: options.multipart !== undefined,
       });
       if (options.multipart) followed.set(key, options.multipart);
       options.signal?.addEventListener('abort', () => void upload.abort().catch(() => undefined), { once: true });
+      // A source that fails fails the upload (through the parts stream); an upload that fails
+      // stops taking the source's bytes.
+      const feeding = pipeline(body, parts);
       try {
         const result = await upload.done();
+        await feeding;
         return await finish(key, result.ETag);
+      } catch (err) {
+        parts.destroy();
+        await feeding.catch(() => undefined);
+        throw err;
       } finally {
         if (followed.get(key) === options.multipart) followed.delete(key);
       }
@@ -185,31 +206,23 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
           failure ??= options.signal?.aborted ? err : refused(UploadId, err);
         }
       };
-      const queue = async (partNumber: number, data: Buffer) => {
-        const p = send(partNumber, data).finally(() => inFlight.delete(p));
-        inFlight.add(p);
-        if (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
-        if (failure) throw failure;
-      };
+      // The same part cutting as a fresh upload, sent part by part after the stored ones.
+      const cutter = new PartCutter(partSize, PART_BUFFERS);
+      const feeding = pipeline(Readable.from(options.body, { objectMode: false }), cutter);
       let partNumber = options.stored.length;
-      let part = Buffer.allocUnsafe(partSize);
-      let filled = 0;
-      for await (const chunk of options.body) {
-        let at = 0;
-        while (at < chunk.length) {
-          const n = Math.min(partSize - filled, chunk.length - at);
-          chunk.copy(part, filled, at, at + n);
-          filled += n;
-          at += n;
-          if (filled === partSize) {
-            await queue(++partNumber, part);
-            part = Buffer.allocUnsafe(partSize);
-            filled = 0;
-          }
+      try {
+        for await (const data of cutter as AsyncIterable<Buffer>) {
+          const p = send(++partNumber, data).finally(() => inFlight.delete(p));
+          inFlight.add(p);
+          if (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
+          if (failure) break;
         }
+        if (!failure) await feeding;
+      } finally {
+        cutter.destroy();
+        await feeding.catch(() => undefined);
+        await Promise.all(inFlight);
       }
-      if (filled > 0) await queue(++partNumber, part.subarray(0, filled));
-      await Promise.all(inFlight);
       if (failure) throw failure;
       parts.sort((a, b) => a.PartNumber - b.PartNumber);
       try {
@@ -252,6 +265,20 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
 function refused(uploadId: string, err: unknown): ResumeRefused {
   const e = err as { name?: string; message?: string };
   return new ResumeRefused(`multipart upload ${uploadId} cannot be continued: ${e.name ?? 'Error'}: ${e.message ?? String(err)}`);
+}
+
+/** Gives each part's buffer back to its cutter once its request has ended (after any retries). */
+function releasePartsWhenAnswered(client: S3Client): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } finally {
+        releasePart((args.input as { Body?: unknown }).Body);
+      }
+    },
+    { step: 'initialize', name: 'releasePartBuffers' },
+  );
 }
 
 /**

@@ -1,0 +1,128 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { describe, expect, it } from '@jest/globals';
+import { PartBufferPool, PartCutter, releasePart } from './parts';
+
+const KiB = 1024;
+
+/** Feeds `data` in random chunk sizes (some larger than a part) and collects the parts, releasing each at once. */
+async function cutAll(data: Buffer, partSize: number, pool = new PartBufferPool(1024 * KiB)): Promise<Buffer[]> {
+  const cutter = new PartCutter(partSize, 3, pool);
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < data.length; ) {
+    const n = Math.min(data.length - at, randomInt(1, partSize * 3));
+    chunks.push(data.subarray(at, at + n));
+    at += n;
+  }
+  const parts: Buffer[] = [];
+  const feeding = pipeline(Readable.from(chunks), cutter);
+  for await (const part of cutter as AsyncIterable<Buffer>) {
+    parts.push(Buffer.from(part));
+    releasePart(part);
+  }
+  await feeding;
+  return parts;
+}
+
+describe('PartCutter', () => {
+  it('cuts a byte stream into exact parts and a shorter last one, bytes unchanged', async () => {
+    const partSize = 64 * KiB;
+    for (const size of [1, partSize - 1, partSize + 1, 5 * partSize + 777, randomInt(1, 20 * partSize)]) {
+      const data = randomBytes(size);
+      const parts = await cutAll(data, partSize);
+      expect(Buffer.concat(parts).equals(data)).toBe(true);
+      expect(parts.length).toBe(Math.ceil(size / partSize));
+      for (const part of parts.slice(0, -1)) expect(part.length).toBe(partSize);
+      expect(parts.at(-1)!.length).toBe(size - (parts.length - 1) * partSize);
+    }
+  });
+
+  it('ends on an exact part boundary without an empty part, and yields nothing for no bytes', async () => {
+    const partSize = 32 * KiB;
+    const parts = await cutAll(randomBytes(4 * partSize), partSize);
+    expect(parts.map((p) => p.length)).toEqual([partSize, partSize, partSize, partSize]);
+    expect(await cutAll(Buffer.alloc(0), partSize)).toEqual([]);
+  });
+
+  it('holds at most its buffers: writing waits until a part is released, then goes on', async () => {
+    const partSize = 16 * KiB;
+    const cutter = new PartCutter(partSize, 3, new PartBufferPool(0));
+    const out: Buffer[] = [];
+    cutter.on('data', (part: Buffer) => out.push(part));
+    const data = randomBytes(10 * partSize);
+    let written = false;
+    cutter.write(data, () => (written = true));
+    await new Promise((r) => setImmediate(r));
+    // Three full parts are out and not released: the rest of the write waits.
+    expect(out.length).toBe(3);
+    expect(cutter.held).toBe(3);
+    expect(written).toBe(false);
+    releasePart(out[0]!);
+    await new Promise((r) => setImmediate(r));
+    expect(out.length).toBe(4);
+    expect(written).toBe(false);
+    for (let i = 1; out.length < 10 || !written; i++) {
+      releasePart(out[i]!);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(written).toBe(true);
+    expect(out.length).toBe(10);
+    cutter.destroy();
+  });
+
+  it('refills released buffers instead of allocating new ones', async () => {
+    const partSize = 16 * KiB;
+    const pool = new PartBufferPool(1024 * KiB);
+    const cutter = new PartCutter(partSize, 3, pool);
+    const memories = new Set<ArrayBufferLike>();
+    const feeding = pipeline(Readable.from([randomBytes(40 * partSize)]), cutter);
+    for await (const part of cutter as AsyncIterable<Buffer>) {
+      memories.add(part.buffer);
+      releasePart(part);
+    }
+    await feeding;
+    // Released at once, each part's buffer takes the part after the next one.
+    expect(memories.size).toBeLessThanOrEqual(3);
+    expect(pool.idleSize).toBe(memories.size * partSize);
+  });
+
+  it('gives its filling buffer back when destroyed, and a late release still returns to the pool', async () => {
+    const partSize = 16 * KiB;
+    const pool = new PartBufferPool(1024 * KiB);
+    const cutter = new PartCutter(partSize, 3, pool);
+    const out: Buffer[] = [];
+    cutter.on('data', (part: Buffer) => out.push(part));
+    cutter.on('error', () => undefined);
+    cutter.write(randomBytes(partSize + 10));
+    await new Promise((r) => setImmediate(r));
+    expect(out.length).toBe(1);
+    cutter.destroy(new Error('source failed'));
+    expect(pool.idleSize).toBe(partSize);
+    releasePart(out[0]!);
+    expect(pool.idleSize).toBe(2 * partSize);
+  });
+});
+
+describe('PartBufferPool', () => {
+  it('keeps idle buffers up to its cap, by size', () => {
+    const pool = new PartBufferPool(3 * KiB);
+    const a = pool.take(KiB);
+    const b = pool.take(KiB);
+    const c = pool.take(2 * KiB);
+    pool.give(a);
+    pool.give(c);
+    pool.give(b); // over the cap: left to the GC
+    expect(pool.idleSize).toBe(3 * KiB);
+    expect(pool.take(KiB)).toBe(a);
+    expect(pool.take(2 * KiB)).toBe(c);
+    expect(pool.take(KiB)).not.toBe(b);
+    expect(pool.idleSize).toBe(0);
+  });
+
+  it('ignores bodies that are not part buffers', () => {
+    expect(() => releasePart(Buffer.alloc(10))).not.toThrow();
+    expect(() => releasePart('text')).not.toThrow();
+    expect(() => releasePart(undefined)).not.toThrow();
+  });
+});

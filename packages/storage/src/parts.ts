@@ -1,0 +1,156 @@
+// Multipart parts cut from a byte stream into a few reused part-sized buffers.
+//
+// lib-storage, left to itself, gathers a stream's chunks and concatenates each part into a new
+// buffer. A fresh multi-MiB buffer per part costs a page fault for every 4 KiB written into it,
+// and once uploaded it is garbage that only a full GC returns (V8 starts one when about 64 MiB
+// of external memory has built up): a packer held four parts live and up to 64 MiB of dead
+// ones, and spent a third of its CPU on those copies and that GC. Here each chunk is copied
+// once, into a part buffer from a small pool; a full part goes out as it is (lib-storage is
+// patched to send an exact part without copying it), and its buffer comes back for the next
+// part once S3 has answered for it. An upload holds at most `buffers` parts, whatever its size.
+import { Duplex } from 'node:stream';
+
+/**
+ * Idle part buffers kept for the next part or upload: their pages stay mapped, so refilling
+ * one costs no page faults. Beyond `maxIdleBytes` a returned buffer is left to the GC.
+ */
+export class PartBufferPool {
+  private readonly idle = new Map<number, Buffer[]>();
+  private idleBytes = 0;
+  /** Buffers allocated so far (for tests and diagnostics). */
+  allocated = 0;
+
+  constructor(private readonly maxIdleBytes: number) {}
+
+  take(size: number): Buffer {
+    const buffer = this.idle.get(size)?.pop();
+    if (buffer) {
+      this.idleBytes -= size;
+      return buffer;
+    }
+    this.allocated++;
+    return Buffer.allocUnsafeSlow(size);
+  }
+
+  give(buffer: Buffer): void {
+    if (this.idleBytes + buffer.length > this.maxIdleBytes) return;
+    const list = this.idle.get(buffer.length) ?? [];
+    list.push(buffer);
+    this.idle.set(buffer.length, list);
+    this.idleBytes += buffer.length;
+  }
+
+  /** Bytes held idle (for tests and diagnostics). */
+  get idleSize(): number {
+    return this.idleBytes;
+  }
+}
+
+/** The process's pool: enough for three uploads of two 10 MiB parts (a packer runs two by default). */
+export const partBuffers = new PartBufferPool(64 * 1024 * 1024);
+
+/** Which cutter a part's memory belongs to, so that whoever sent it can hand it back. */
+const owners = new WeakMap<ArrayBufferLike, PartCutter>();
+
+/**
+ * Hands a sent part's buffer back to its cutter; anything else is ignored. Called once the
+ * store has answered for the request that carried it (stored, or failed after its retries).
+ */
+export function releasePart(body: unknown): void {
+  if (!(body instanceof Uint8Array)) return;
+  owners.get(body.buffer)?.release(body.buffer);
+}
+
+/**
+ * Bytes in, parts out: a Duplex whose writable side takes the object's bytes and whose
+ * readable side yields each part (a Buffer of exactly `partSize`, the last one shorter) once
+ * it is full. Writing waits while `buffers` parts are out and not yet released
+ * (`releasePart`), which is the upload's backpressure on its source.
+ */
+export class PartCutter extends Duplex {
+  private current: Buffer | null = null;
+  private filled = 0;
+  /** Buffers taken from the pool and not yet given back (filling, queued or being sent). */
+  private readonly out = new Map<ArrayBufferLike, Buffer>();
+  /** The rest of a write that found no free buffer. */
+  private blocked: (() => void) | null = null;
+
+  constructor(
+    readonly partSize: number,
+    private readonly buffers: number,
+    private readonly pool: PartBufferPool = partBuffers,
+  ) {
+    super({ readableObjectMode: true, allowHalfOpen: true });
+    if (buffers < 2) throw new RangeError('a part cutter needs at least two buffers (one filling, one out)');
+  }
+
+  /** Parts taken and not yet released: what this upload holds in memory, in parts. */
+  get held(): number {
+    return this.out.size;
+  }
+
+  override _read(): void {
+    // Parts are pushed as they fill; how many are out is bounded by `buffers`, not by reads.
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.copy(chunk, 0, callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    const last = this.current;
+    this.current = null;
+    if (last && this.filled > 0) this.push(last.subarray(0, this.filled));
+    else if (last) this.giveBack(last);
+    this.push(null);
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.blocked = null;
+    if (this.current) this.giveBack(this.current);
+    this.current = null;
+    callback(error);
+  }
+
+  /** A part's request has ended: its buffer may take the next part. */
+  release(memory: ArrayBufferLike): void {
+    const buffer = this.out.get(memory);
+    if (!buffer) return;
+    this.giveBack(buffer);
+    const resume = this.blocked;
+    this.blocked = null;
+    resume?.();
+  }
+
+  private copy(chunk: Buffer, from: number, callback: (error?: Error | null) => void): void {
+    let at = from;
+    while (at < chunk.length) {
+      if (!this.current) {
+        if (this.out.size >= this.buffers) {
+          this.blocked = () => this.copy(chunk, at, callback);
+          return;
+        }
+        this.current = this.pool.take(this.partSize);
+        this.out.set(this.current.buffer, this.current);
+        owners.set(this.current.buffer, this);
+        this.filled = 0;
+      }
+      const n = chunk.copy(this.current, this.filled, at);
+      this.filled += n;
+      at += n;
+      if (this.filled === this.partSize) {
+        const full = this.current;
+        this.current = null;
+        this.push(full);
+      }
+    }
+    callback();
+  }
+
+  private giveBack(buffer: Buffer): void {
+    this.out.delete(buffer.buffer);
+    owners.delete(buffer.buffer);
+    this.pool.give(buffer);
+  }
+}
