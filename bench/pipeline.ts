@@ -38,22 +38,32 @@ const config = loadConfig();
 const fetcher = createFetcher(fetcherOptions(config));
 const urls = Array.from({ length: FILES }, (_, i) => `${origin.url}/blob/${FILE_BYTES}/${i}/f${i}.bin`);
 const totalBytes = FILES * FILE_BYTES;
+const gib = totalBytes / 2 ** 30;
+/** This process's CPU seconds so far. */
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 const nullSink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const children: { kill(): unknown }[] = [origin.child];
 
 try {
   // (a) packing core ----------------------------------------------------------------------
   if (runs('a')) {
+    // This process's CPU seconds per GiB on each side, beside the times: a wall-time ratio on
+    // 2 shared cores moves with whatever else runs, the work per byte much less.
+    const cpu = { fetch: [] as number[], pack: [] as number[] };
     const plainFetch = async () => {
-      const t0 = process.hrtime.bigint();
+      const [t0, c0] = [process.hrtime.bigint(), ownCpu()];
       for (const url of urls) {
         const body = await fetcher.openBody(url, { expectedSize: FILE_BYTES });
         await pipeline(body.stream, nullSink());
       }
+      cpu.fetch.push((ownCpu() - c0) / gib);
       return ms(t0);
     };
     const packToNull = async () => {
-      const t0 = process.hrtime.bigint();
+      const [t0, c0] = [process.hrtime.bigint(), ownCpu()];
       const zip = newZipFile();
       const drained = pipeline(zip.outputStream, nullSink());
       await writeArchive(
@@ -63,6 +73,7 @@ try {
       );
       zip.end();
       await drained;
+      cpu.pack.push((ownCpu() - c0) / gib);
       return ms(t0);
     };
     // Each round times both and keeps their ratio: on 2 shared cores a single figure swings
@@ -87,6 +98,9 @@ try {
     console.log(`    fetch -> null        median ${MBps(totalBytes, pct(fetchTimes, 50))}, best ${MBps(totalBytes, Math.min(...fetchTimes))}`);
     console.log(`    fetch -> ZIP -> null median ${MBps(totalBytes, pct(packTimes, 50))}, best ${MBps(totalBytes, Math.min(...packTimes))}`);
     console.log(`    ratio: median ${pct(ratios, 50).toFixed(2)} (per round ${ratios.map((x) => x.toFixed(2)).join(' ')})  (target >= 0.90)`);
+    // The warm-up round is left out of the CPU medians.
+    const [fetchCpu, packCpu] = [pct(cpu.fetch.slice(1), 50), pct(cpu.pack.slice(1), 50)];
+    console.log(`    this process's CPU s/GiB, medians: fetch -> null ${fetchCpu.toFixed(3)}, fetch -> ZIP -> null ${packCpu.toFixed(3)} (ratio ${(fetchCpu / packCpu).toFixed(2)})`);
   }
   if (!runs('b') && !runs('c') && !runs('d')) throw new Done();
 
@@ -137,12 +151,7 @@ try {
     };
     // CPU seconds per GiB of the process that moves the bytes (this one for the plain run, the
     // packer for the job) and of s3rver, which bounds both on these machines.
-    const gib = totalBytes / 2 ** 30;
     const cpu = { plain: [] as number[], packer: [] as number[], s3Plain: [] as number[], s3Job: [] as number[] };
-    const ownCpu = () => {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1e6;
-    };
     const plainUpload = async (round: number) => {
       const key = `bench/plain-${round}.bin`;
       const [c0, s0] = [ownCpu(), cpuSeconds(bench.s3Pid)];
