@@ -19,7 +19,7 @@ import { writeArchive } from '@ap/packer';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/runtime';
 import { freePort } from '../scripts/embedded';
-import { cpuSeconds, ms, pct, peakRssMiB, resetPeakRss, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, minorFaults, ms, pct, peakRssMiB, resetPeakRss, startBenchEnv, startOrigin, startService } from './lib/env';
 
 const FILES = Number(process.env.FILES ?? 64);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
@@ -53,17 +53,20 @@ try {
     // This process's CPU seconds per GiB on each side, beside the times: a wall-time ratio on
     // 2 shared cores moves with whatever else runs, the work per byte much less.
     const cpu = { fetch: [] as number[], pack: [] as number[] };
+    const faults = { fetch: [] as number[], pack: [] as number[] };
+    const ownFaults = () => process.resourceUsage().minorPageFault;
     const plainFetch = async () => {
-      const [t0, c0] = [process.hrtime.bigint(), ownCpu()];
+      const [t0, c0, f0] = [process.hrtime.bigint(), ownCpu(), ownFaults()];
       for (const url of urls) {
         const body = await fetcher.openBody(url, { expectedSize: FILE_BYTES });
         await pipeline(body.stream, nullSink());
       }
       cpu.fetch.push((ownCpu() - c0) / gib);
+      faults.fetch.push((ownFaults() - f0) / gib);
       return ms(t0);
     };
     const packToNull = async () => {
-      const [t0, c0] = [process.hrtime.bigint(), ownCpu()];
+      const [t0, c0, f0] = [process.hrtime.bigint(), ownCpu(), ownFaults()];
       const zip = newZipFile();
       const drained = pipeline(zip.outputStream, nullSink());
       await writeArchive(
@@ -74,6 +77,7 @@ try {
       zip.end();
       await drained;
       cpu.pack.push((ownCpu() - c0) / gib);
+      faults.pack.push((ownFaults() - f0) / gib);
       return ms(t0);
     };
     // Each round times both and keeps their ratio: on 2 shared cores a single figure swings
@@ -101,6 +105,7 @@ try {
     // The warm-up round is left out of the CPU medians.
     const [fetchCpu, packCpu] = [pct(cpu.fetch.slice(1), 50), pct(cpu.pack.slice(1), 50)];
     console.log(`    this process's CPU s/GiB, medians: fetch -> null ${fetchCpu.toFixed(3)}, fetch -> ZIP -> null ${packCpu.toFixed(3)} (ratio ${(fetchCpu / packCpu).toFixed(2)})`);
+    console.log(`    this process's page faults/GiB, medians: fetch -> null ${pct(faults.fetch.slice(1), 50).toFixed(0)}, fetch -> ZIP -> null ${pct(faults.pack.slice(1), 50).toFixed(0)}`);
   }
   if (!runs('b') && !runs('c') && !runs('d')) throw new Done();
 
@@ -139,16 +144,17 @@ try {
   await new Promise((r) => setTimeout(r, 3000)); // let it load and connect
   const idleRss = peakRssMiB(packer.pid!);
 
+  // Each measured run starts alike: the previous run's object deleted and its bytes flushed to
+  // disk (`sync`), so no run pays for the one before it in s3rver's page-cache writeback.
+  const store = createObjectStore(storageConfig(config));
+  const settle = async (key: string) => {
+    await store.deleteMany([key]);
+    execFileSync('sync');
+  };
+
   // (b) end to end -------------------------------------------------------------------------
   if (runs('b')) {
-    const store = createObjectStore(storageConfig(config));
-    // Each run starts alike: the previous run's object deleted and its bytes flushed to disk
-    // (`sync`), so no run pays for the one before it in s3rver's page-cache writeback. Rounds
-    // alternate which of the two goes first, and the median of the paired ratios is kept.
-    const settle = async (key: string) => {
-      await store.deleteMany([key]);
-      execFileSync('sync');
-    };
+    // Rounds alternate which of the two goes first, and the median of the paired ratios is kept.
     // CPU seconds per GiB of the process that moves the bytes (this one for the plain run, the
     // packer for the job) and of s3rver, which bounds both on these machines.
     const cpu = { plain: [] as number[], packer: [] as number[], s3Plain: [] as number[], s3Job: [] as number[] };
@@ -211,7 +217,7 @@ try {
     // The peak of this bin alone, on a packer that may have packed others before.
     resetPeakRss(packer.pid!);
     const before = peakRssMiB(packer.pid!);
-    const cpu0 = cpuSeconds(packer.pid!);
+    const [cpu0, faults0] = [cpuSeconds(packer.pid!), minorFaults(packer.pid!)];
     const t0 = process.hrtime.bigint();
     const bigJob = await post({ files: bigUrls.map((url) => ({ url })) });
     const big = await waitFor(bigJob, (s) => s === 'completed' || s === 'failed');
@@ -221,8 +227,9 @@ try {
     console.log(
       `(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peak.toFixed(0)} MiB = ${((peak * 2 ** 20) / 1e6).toFixed(0)} MB (target <= 200 MB); ` +
         `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}, ` +
-        `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / (BIG_BYTES / 2 ** 30)).toFixed(2)} s/GiB`,
+        `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / (BIG_BYTES / 2 ** 30)).toFixed(2)} s/GiB, ${((minorFaults(packer.pid!) - faults0) / (BIG_BYTES / 2 ** 30)).toFixed(0)} page faults/GiB`,
     );
+    await settle((await db.zip.findFirstOrThrow({ where: { jobId: bigJob } })).objectKey!);
   }
 
   // (d) preparing 20,000 URLs ---------------------------------------------------------------

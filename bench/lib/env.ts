@@ -98,9 +98,17 @@ export function peakRssMiB(pid: number): number {
 
 /** CPU time (user + system) a process has used so far, in seconds (Linux: /proc/<pid>/stat). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = procStat(pid);
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
+
+/** Minor page faults of a process so far: pages the kernel had to hand it anew. */
+export function minorFaults(pid: number): number {
+  return Number(procStat(pid)[7]);
+}
+
+/** /proc/<pid>/stat's fields after the command name, from state (field 3) on. */
+const procStat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
 
 export const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

@@ -79,41 +79,48 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
       .openBody(file.url, { expectedSize: file.size === null ? undefined : Number(file.size), signal })
       .catch((err: unknown) => (err instanceof FetchError ? err : Promise.reject(err)));
 
-  let next = files.length ? open(files[0]!) : null;
-  for (let i = 0; i < files.length; i++) {
-    const file = files[i]!;
-    const opened = await next!;
-    next = null;
-    if (signal.aborted) throw signal.reason;
-    const startNext = () => {
-      if (next === null && i + 1 < files.length) next = open(files[i + 1]!);
-    };
-    if (opened instanceof FetchError) {
-      if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: opened.userMessage }]);
-      urlErrors.push({ position: file.position, error: opened.userMessage });
-      options.observer?.skip(i);
-      startNext();
-      continue;
+  let next: Promise<OpenedBody | FetchError> | null = files.length ? open(files[0]!) : null;
+  try {
+    for (let i = 0; i < files.length; i++) {
+      const file = files[i]!;
+      const opened = await next!;
+      next = null;
+      if (signal.aborted) throw signal.reason;
+      const startNext = () => {
+        if (next === null && i + 1 < files.length) next = open(files[i + 1]!);
+      };
+      if (opened instanceof FetchError) {
+        if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: opened.userMessage }]);
+        urlErrors.push({ position: file.position, error: opened.userMessage });
+        options.observer?.skip(i);
+        startNext();
+        continue;
+      }
+      const size = file.size !== null ? Number(file.size) : opened.size;
+      const entryName = names.take(
+        file.entryName ?? deriveEntryName({ givenFilename: file.filename, contentDisposition: opened.contentDisposition, finalUrl: opened.finalUrl, index: file.position + 1 }),
+      );
+      if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
+        opened.stream.destroy();
+        throw new BinFailure(ARCHIVE_TOO_LARGE);
+      }
+      options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
+      const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, startNext, options.observer);
+      if (signal.aborted) throw signal.reason;
+      if (body.error) {
+        if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: body.error }]);
+        await options.onBrokenBody(file, body.error);
+        throw new Error(`${file.url}: ${body.error}`);
+      }
+      sizer.add(Buffer.byteLength(entryName), body.bytes);
+      if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
+      packaged.push({ position: file.position, entryName, size: body.bytes });
     }
-    const size = file.size !== null ? Number(file.size) : opened.size;
-    const entryName = names.take(
-      file.entryName ?? deriveEntryName({ givenFilename: file.filename, contentDisposition: opened.contentDisposition, finalUrl: opened.finalUrl, index: file.position + 1 }),
-    );
-    if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
-      opened.stream.destroy();
-      throw new BinFailure(ARCHIVE_TOO_LARGE);
-    }
-    options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
-    const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, startNext, options.observer);
-    if (signal.aborted) throw signal.reason;
-    if (body.error) {
-      if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: body.error }]);
-      await options.onBrokenBody(file, body.error);
-      throw new Error(`${file.url}: ${body.error}`);
-    }
-    sizer.add(Buffer.byteLength(entryName), body.bytes);
-    if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
-    packaged.push({ position: file.position, entryName, size: body.bytes });
+  } finally {
+    // A request opened ahead for a file the archive did not reach (it failed first): its
+    // response is dropped, so its socket is freed rather than left to time out unread.
+    const unread = next as Promise<OpenedBody | FetchError> | null;
+    if (unread) void unread.then((o) => (o instanceof FetchError ? undefined : o.stream.destroy()), () => undefined);
   }
   if (packaged.length === 0) throw new UrlFailure(urlErrors);
   return { packaged, urlErrors };
