@@ -8,26 +8,41 @@ import { createFetcher } from '@ap/fetch';
 import { newZipFile } from '@ap/zip';
 import { UrlFailure, writeArchive } from './archive';
 
-// /broken declares 1 MiB and stops after 1,000 bytes; /next is 32 MiB that streams until the
-// reader stops reading. The bin fails on /broken while /next was already opened ahead.
+// /broken declares 1 MiB and stops after 1,000 bytes; /slow sends 256 KiB in 64 KiB pieces
+// 150 ms apart; any other path is 32 MiB, sent as fast as it is read.
 let server: http.Server;
 let base = '';
 let nextClosedAt: number | null = null;
+const requested = new Map<string, number>();
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    requested.set(req.url!, (requested.get(req.url!) ?? 0) + 1);
     if (req.url === '/broken') {
       res.writeHead(200, { 'content-length': String(1 << 20) });
       res.write(Buffer.alloc(1000));
       setTimeout(() => res.socket?.destroy(), 50);
       return;
     }
+    if (req.url === '/slow') {
+      res.writeHead(200, { 'content-length': String(256 * 1024) }).flushHeaders();
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(Buffer.alloc(64 * 1024));
+        if ((sent += 64 * 1024) === 256 * 1024) clearInterval(timer), res.end();
+      }, 150);
+      return;
+    }
     res.writeHead(200, { 'content-length': String(32 << 20) });
-    res.once('close', () => (nextClosedAt = Date.now()));
+    if (req.url === '/next') res.once('close', () => (nextClosedAt = Date.now()));
     const chunk = Buffer.alloc(64 * 1024);
+    let left = 32 << 20;
     const pump = () => {
-      while (!res.destroyed && res.write(chunk));
-      if (!res.destroyed) res.once('drain', pump);
+      while (left > 0 && !res.destroyed) {
+        left -= chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
     };
     pump();
   });
@@ -63,4 +78,42 @@ it('frees the request it opened ahead when the bin fails before reaching it', as
   expect(nextClosedAt).not.toBeNull();
   expect(nextClosedAt! - failedAt).toBeLessThan(2000);
   fetcher.close();
+});
+
+/** Packs /slow then /big with a 300 ms idle timeout. */
+async function packSlowThenBig(prefetchMaxAheadMs: number) {
+  const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 300, retries: 0, userAgent: 'ap-packer-test' });
+  const zip = newZipFile();
+  const drained = pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() }));
+  const files = ['/slow', '/big'].map((path, position) => ({ position, url: `${base}${path}`, filename: null, size: null, entryName: null }));
+  requested.clear();
+  try {
+    const result = await writeArchive(zip, files, {
+      fetcher,
+      mtime: new Date(),
+      failOnUrlError: true,
+      archiveLimit: Infinity,
+      signal: new AbortController().signal,
+      onBrokenBody: async () => undefined,
+      prefetchMaxAheadMs,
+    });
+    zip.end();
+    await drained;
+    return result.packaged.map((p) => p.size);
+  } finally {
+    fetcher.close();
+  }
+}
+
+it('opens the next request no further ahead than its turn allows, behind a slow body', async () => {
+  // /slow streams for 600 ms; /big is opened at most 100 ms before its turn, well inside the
+  // idle timeout, and so once.
+  expect(await packSlowThenBig(100)).toEqual([256 * 1024, 32 << 20]);
+  expect(requested.get('/big')).toBe(1);
+});
+
+it('opens a response again that died unread while it waited for its turn', async () => {
+  // Opened at once behind the 600 ms of /slow, /big meets the 300 ms idle timeout unread.
+  expect(await packSlowThenBig(60_000)).toEqual([256 * 1024, 32 << 20]);
+  expect(requested.get('/big')).toBe(2);
 });

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { UnrecoverableError } from 'bullmq';
 import yazl from 'yazl';
 import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
@@ -6,8 +7,13 @@ import { YAZL_ENTRY_OPTIONS, ZipSizer } from '@ap/zip';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 
-/** The next file's request starts when the current one has less than this left to stream. */
+/**
+ * The next file's request starts when the current body has less than this left to stream, and
+ * no more than `prefetchMaxAheadMs` of it at the rate it streams: a response opened ahead is not
+ * read until its turn, and a quiet connection meets the idle timeout (30 s) or the origin's own.
+ */
 const PREFETCH_WHEN_REMAINING = 8 * 1024 * 1024;
+const PREFETCH_MAX_AHEAD_MS = 5_000;
 
 /** A failure that retrying the bin cannot fix: the bin fails at once. */
 export class BinFailure extends UnrecoverableError {}
@@ -42,6 +48,8 @@ export interface ArchiveOptions {
   onBrokenBody(file: ArchiveFile, error: string): Promise<void>;
   /** Sees each body as it streams (the packer's resume checkpoints). */
   observer?: BodyObserver;
+  /** At most this long ahead of its turn is the next file's request opened. Default 5 s. */
+  prefetchMaxAheadMs?: number;
 }
 
 /** Follows the bodies as they go into the archive, with yazl's running CRC-32. */
@@ -79,13 +87,18 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
       .openBody(file.url, { expectedSize: file.size === null ? undefined : Number(file.size), signal })
       .catch((err: unknown) => (err instanceof FetchError ? err : Promise.reject(err)));
 
+  // Bytes per millisecond of the last body, to place a small body's successor before its first chunk.
+  const pace = { bytesPerMs: null as number | null };
   let next: Promise<OpenedBody | FetchError> | null = files.length ? open(files[0]!) : null;
   try {
     for (let i = 0; i < files.length; i++) {
       const file = files[i]!;
-      const opened = await next!;
+      let opened = await next!;
       next = null;
       if (signal.aborted) throw signal.reason;
+      // A response opened ahead can die unread while it waits for its turn (our idle timeout
+      // or the origin closes the quiet connection, behind a slow body): it is opened again.
+      if (!(opened instanceof FetchError) && opened.stream.errored) opened = await open(file);
       const startNext = () => {
         if (next === null && i + 1 < files.length) next = open(files[i + 1]!);
       };
@@ -105,7 +118,7 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
         throw new BinFailure(ARCHIVE_TOO_LARGE);
       }
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
-      const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, startNext, options.observer);
+      const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, { startNext, maxAheadMs: options.prefetchMaxAheadMs ?? PREFETCH_MAX_AHEAD_MS, pace }, options.observer);
       if (signal.aborted) throw signal.reason;
       if (body.error) {
         if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: body.error }]);
@@ -136,21 +149,29 @@ function streamEntry(
   entryName: string,
   size: number | null,
   mtime: Date,
-  startNext: () => void,
+  prefetch: { startNext: () => void; maxAheadMs: number; pace: { bytesPerMs: number | null } },
   observer: BodyObserver | undefined,
 ): Promise<{ bytes: number; error: string | null }> {
   return new Promise((resolve) => {
+    const { startNext, maxAheadMs, pace } = prefetch;
     const stream = opened.stream;
     let bytes = 0;
     let settled = false;
+    let startedAt = 0;
+    // Whether `remaining` bytes are close enough to the end, by size and by time.
+    const nearEnd = (remaining: number, bytesPerMs: number | null) =>
+      remaining <= PREFETCH_WHEN_REMAINING && bytesPerMs !== null && remaining <= bytesPerMs * maxAheadMs;
     const finish = (error: string | null) => {
       if (settled) return;
       settled = true;
       startNext();
       resolve({ bytes, error });
     };
-    stream.once('error', (err: unknown) => finish(err instanceof FetchError ? err.userMessage : (err as Error).message));
-    if (size !== null && size <= PREFETCH_WHEN_REMAINING) startNext();
+    const failed = (err: unknown) => finish(err instanceof FetchError ? err.userMessage : (err as Error).message);
+    // An error emitted before this listener was added is not emitted again.
+    if (stream.errored) return failed(stream.errored);
+    stream.once('error', failed);
+    if (size !== null && nearEnd(size, pace.bytesPerMs)) startNext();
     // Lazy: yazl asks for the stream when the entry's turn comes; the byte counter is attached
     // right after yazl's pipe, so no chunk can flow before yazl listens.
     zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size), (cb) => {
@@ -158,10 +179,14 @@ function streamEntry(
       // yazl (patched) keeps the entry's running CRC-32 on it; this entry is its last.
       const entries = (zipfile as unknown as { entries: { crc32: number }[] }).entries;
       const entry = entries[entries.length - 1]!;
+      startedAt = performance.now();
       stream.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
         observer?.progress(bytes, entry.crc32);
-        if (size !== null && size - bytes <= PREFETCH_WHEN_REMAINING) startNext();
+        if (size !== null && size - bytes <= PREFETCH_WHEN_REMAINING) {
+          pace.bytesPerMs = bytes / Math.max(performance.now() - startedAt, 0.001);
+          if (nearEnd(size - bytes, pace.bytesPerMs)) startNext();
+        }
       });
       stream.once('end', () => {
         // yazl's own 'end' listener ran first and set the final CRC.
