@@ -223,11 +223,12 @@ try {
     const big = await waitFor(bigJob, (s) => s === 'completed' || s === 'failed');
     if (big.status !== 'completed') throw new Error(`4 GiB job failed: ${JSON.stringify(big.errors)}`);
     const bigMs = ms(t0);
+    const bigGib = BIG_BYTES / 2 ** 30;
     const peak = peakRssMiB(packer.pid!);
     console.log(
       `(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peak.toFixed(0)} MiB = ${((peak * 2 ** 20) / 1e6).toFixed(0)} MB (target <= 200 MB); ` +
         `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}, ` +
-        `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / (BIG_BYTES / 2 ** 30)).toFixed(2)} s/GiB, ${((minorFaults(packer.pid!) - faults0) / (BIG_BYTES / 2 ** 30)).toFixed(0)} page faults/GiB`,
+        `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / bigGib).toFixed(2)} s/GiB, ${((minorFaults(packer.pid!) - faults0) / bigGib).toFixed(0)} page faults/GiB`,
     );
     await settle((await db.zip.findFirstOrThrow({ where: { jobId: bigJob } })).objectKey!);
   }

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { createFetcher } from '@ap/fetch';
+import type yazl from 'yazl';
+import { createFetcher, type Fetcher } from '@ap/fetch';
 import { newZipFile } from '@ap/zip';
 import { UrlFailure, writeArchive } from './archive';
 
@@ -56,23 +57,27 @@ afterAll(async () => {
   server.close();
 });
 
+/** Packs these paths of the test origin, in order, with fail_on_url_error true. */
+function pack(fetcher: Fetcher, zip: yazl.ZipFile, paths: string[], prefetchMaxAheadMs?: number) {
+  const files = paths.map((path, position) => ({ position, url: `${base}${path}`, filename: null, size: null, entryName: null }));
+  return writeArchive(zip, files, {
+    fetcher,
+    mtime: new Date(),
+    failOnUrlError: true,
+    archiveLimit: Infinity,
+    signal: new AbortController().signal,
+    onBrokenBody: async () => undefined,
+    ...(prefetchMaxAheadMs === undefined ? {} : { prefetchMaxAheadMs }),
+  });
+}
+
 it('frees the request it opened ahead when the bin fails before reaching it', async () => {
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 60_000, retries: 0, userAgent: 'ap-packer-test' });
   const zip = newZipFile();
   // Drained as an upload would; the archive is abandoned with the failed bin.
   void pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() })).catch(() => undefined);
-  const files = ['/broken', '/next'].map((path, position) => ({ position, url: `${base}${path}`, filename: null, size: null, entryName: null }));
   const failedAt = Date.now();
-  await expect(
-    writeArchive(zip, files, {
-      fetcher,
-      mtime: new Date(),
-      failOnUrlError: true,
-      archiveLimit: Infinity,
-      signal: new AbortController().signal,
-      onBrokenBody: async () => undefined,
-    }),
-  ).rejects.toBeInstanceOf(UrlFailure);
+  await expect(pack(fetcher, zip, ['/broken', '/next'])).rejects.toBeInstanceOf(UrlFailure);
   // Not left to the 60 s idle timeout: the response is dropped as soon as the bin fails.
   for (let i = 0; i < 100 && nextClosedAt === null; i++) await new Promise((r) => setTimeout(r, 20));
   expect(nextClosedAt).not.toBeNull();
@@ -85,18 +90,9 @@ async function packSlowThenBig(prefetchMaxAheadMs: number) {
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 300, retries: 0, userAgent: 'ap-packer-test' });
   const zip = newZipFile();
   const drained = pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() }));
-  const files = ['/slow', '/big'].map((path, position) => ({ position, url: `${base}${path}`, filename: null, size: null, entryName: null }));
   requested.clear();
   try {
-    const result = await writeArchive(zip, files, {
-      fetcher,
-      mtime: new Date(),
-      failOnUrlError: true,
-      archiveLimit: Infinity,
-      signal: new AbortController().signal,
-      onBrokenBody: async () => undefined,
-      prefetchMaxAheadMs,
-    });
+    const result = await pack(fetcher, zip, ['/slow', '/big'], prefetchMaxAheadMs);
     zip.end();
     await drained;
     return result.packaged.map((p) => p.size);

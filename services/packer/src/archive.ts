@@ -157,10 +157,10 @@ function streamEntry(
     const stream = opened.stream;
     let bytes = 0;
     let settled = false;
-    let startedAt = 0;
-    // Whether `remaining` bytes are close enough to the end, by size and by time.
-    const nearEnd = (remaining: number, bytesPerMs: number | null) =>
-      remaining <= PREFETCH_WHEN_REMAINING && bytesPerMs !== null && remaining <= bytesPerMs * maxAheadMs;
+    // Whether `remaining` bytes are close enough to the end, by size and, at the pace bodies
+    // stream, by time.
+    const nearEnd = (remaining: number) =>
+      remaining <= PREFETCH_WHEN_REMAINING && pace.bytesPerMs !== null && remaining <= pace.bytesPerMs * maxAheadMs;
     const finish = (error: string | null) => {
       if (settled) return;
       settled = true;
@@ -171,7 +171,7 @@ function streamEntry(
     // An error emitted before this listener was added is not emitted again.
     if (stream.errored) return failed(stream.errored);
     stream.once('error', failed);
-    if (size !== null && nearEnd(size, pace.bytesPerMs)) startNext();
+    if (size !== null && nearEnd(size)) startNext();
     // Lazy: yazl asks for the stream when the entry's turn comes; the byte counter is attached
     // right after yazl's pipe, so no chunk can flow before yazl listens.
     zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size), (cb) => {
@@ -179,13 +179,13 @@ function streamEntry(
       // yazl (patched) keeps the entry's running CRC-32 on it; this entry is its last.
       const entries = (zipfile as unknown as { entries: { crc32: number }[] }).entries;
       const entry = entries[entries.length - 1]!;
-      startedAt = performance.now();
+      const startedAt = performance.now();
       stream.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
         observer?.progress(bytes, entry.crc32);
         if (size !== null && size - bytes <= PREFETCH_WHEN_REMAINING) {
           pace.bytesPerMs = bytes / Math.max(performance.now() - startedAt, 0.001);
-          if (nearEnd(size - bytes, pace.bytesPerMs)) startNext();
+          if (nearEnd(size - bytes)) startNext();
         }
       });
       stream.once('end', () => {
