@@ -11,6 +11,11 @@ import { buildServices, spawnService, type ServiceName } from '../../scripts/ser
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+// A bench's own malloc setting (package.json) is for the bench process alone: glibc read it at
+// start, and the processes a bench starts (origin, s3rver, the services) do not inherit it.
+export const OWN_GLIBC_TUNABLES = process.env.GLIBC_TUNABLES ?? 'none';
+delete process.env.GLIBC_TUNABLES;
+
 /** Starts a TypeScript entry point as a child process (`node --import tsx`): the bench's helpers. */
 export function spawnTs(entry: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,8 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import yauzl from 'yauzl';
 import { planZip, renderSegment, sliceRange, zipSize, ZipSizer } from './layout';
-import { bodyCrc, bodyLength, renderWhole, yazlArchive, type TestBody } from './testing';
+import { bodyCrc, bodyLength, readWithYauzl, renderWhole, yazlArchive, type TestBody } from './testing';
 
 const MTIME = new Date('2026-11-23T10:11:13Z');
 const ALPHABETS = ['abcdefghij', 'éèàüß', '中文字符', '😀🎉🦀', 'ab/cd/'];
@@ -19,29 +18,6 @@ async function yazlBytes(entries: { name: string; body: TestBody; declareSize: b
   const chunks: Buffer[] = [];
   await yazlArchive(entries, MTIME, (c) => chunks.push(Buffer.from(c)));
   return Buffer.concat(chunks);
-}
-
-function readWithYauzl(zip: Buffer): Promise<{ name: string; data: Buffer }[]> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(zip, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (err, file) => {
-      if (err) return reject(err);
-      const out: { name: string; data: Buffer }[] = [];
-      file.on('entry', (entry: yauzl.Entry) => {
-        file.openReadStream(entry, (e, stream) => {
-          if (e) return reject(e);
-          const parts: Buffer[] = [];
-          stream.on('data', (c: Buffer) => parts.push(c));
-          stream.on('end', () => {
-            out.push({ name: entry.fileName, data: Buffer.concat(parts) });
-            file.readEntry();
-          });
-        });
-      });
-      file.on('end', () => resolve(out));
-      file.on('error', reject);
-      file.readEntry();
-    });
-  });
 }
 
 describe('ZIP layout', () => {

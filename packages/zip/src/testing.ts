@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import yauzl from 'yauzl';
 import { crc32, crc32Combine } from './crc32';
 import { renderSegment, type ZipLayout } from './layout';
 import { newZipFile, YAZL_ENTRY_OPTIONS } from './yazl-options';
@@ -74,4 +75,28 @@ export function yazlArchive(
 export function renderWhole(layout: ZipLayout, bodies: Buffer[]): Buffer {
   const crcs = bodies.map((b) => crc32(b));
   return Buffer.concat(layout.segments.map((s) => (s.kind === 'data' ? bodies[s.entry]! : renderSegment(layout, s, (i) => crcs[i]!))));
+}
+
+/** Every entry of an archive, read back by yauzl with its strict checks. */
+export function readWithYauzl(zip: Buffer): Promise<{ name: string; data: Buffer }[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(zip, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (err, file) => {
+      if (err) return reject(err);
+      const out: { name: string; data: Buffer }[] = [];
+      file.on('entry', (entry: yauzl.Entry) => {
+        file.openReadStream(entry, (e, stream) => {
+          if (e) return reject(e);
+          const parts: Buffer[] = [];
+          stream.on('data', (c: Buffer) => parts.push(c));
+          stream.on('end', () => {
+            out.push({ name: entry.fileName, data: Buffer.concat(parts) });
+            file.readEntry();
+          });
+        });
+      });
+      file.on('end', () => resolve(out));
+      file.on('error', reject);
+      file.readEntry();
+    });
+  });
 }

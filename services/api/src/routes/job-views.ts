@@ -20,12 +20,25 @@ export const jobListSelect = {
 } satisfies Prisma.JobSelect;
 
 export const jobFullInclude = {
-  files: { orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true } },
   zips: { orderBy: { sequence: 'asc' } },
 } satisfies Prisma.JobInclude;
 
+/**
+ * A job's files, read on their own rather than as a nested include: Prisma's include costs
+ * about twice the CPU for the same rows, and a job may hold tens of thousands of files that a
+ * client polling the job reads on every poll.
+ */
+export const jobFileViewQuery = (jobId: string) =>
+  ({
+    where: { jobId },
+    orderBy: { position: 'asc' },
+    select: { url: true, filename: true, error: true, zipId: true },
+  }) satisfies Prisma.JobFileFindManyArgs;
+
 type ListRow = Prisma.JobGetPayload<{ select: typeof jobListSelect }>;
-type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }>;
+type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }> & {
+  files: Prisma.JobFileGetPayload<ReturnType<typeof jobFileViewQuery>>[];
+};
 
 export interface ViewContext {
   now: Date;

@@ -16,7 +16,7 @@ import { authOf } from '../http/auth';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
 import { storedQuotaExceeded } from '../domain/quota';
-import { jobFull, jobFullInclude, jobListItem, jobListSelect, type ViewContext } from './job-views';
+import { jobFileViewQuery, jobFull, jobFullInclude, jobListItem, jobListSelect, type ViewContext } from './job-views';
 
 export interface JobsDeps {
   db: Db;
@@ -118,7 +118,8 @@ export function jobsRouter(deps: JobsDeps): Router {
     const id = req.params.id;
     const job = isUuid(id) ? await db.job.findFirst({ where: { id, userId: user.id }, include: jobFullInclude }) : null;
     if (!job) throw new ApiError('NOT_FOUND', 'job not found');
-    res.json({ success: true, job: jobFull(job, { now: new Date(), downloadUrl: deps.downloadUrl }) });
+    const files = await db.jobFile.findMany(jobFileViewQuery(job.id));
+    res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) });
   });
 
   router.post('/:id/retry', async (req, res) => {
