@@ -2,12 +2,26 @@ import type { Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { deleteJobObjects } from './objects';
+import { jobIds, type Queue } from '@ap/queue';
 import { enqueue, type WorkQueues } from './queues';
 
 /** Work whose row has not moved for this long is put on the queue again (lost message, dead worker). */
 export const STALE_AFTER_MS = 120_000;
 /** A job committed this long ago but never enqueued is enqueued by the reconciler. */
 export const UNENQUEUED_AFTER_MS = 5_000;
+/**
+ * How often upkeep runs. Work Redis lost (a flush, a restart without persistence) is found by
+ * asking the queue for each unfinished piece of work, so it is back on the queue within one
+ * interval (decisions.md "Operations": within 30 s), not after STALE_AFTER_MS.
+ */
+export const MAINTENANCE_INTERVAL_MS = 10_000;
+/** Unfinished rows checked against the queue per pass (the oldest first). */
+const QUEUE_CHECK_LIMIT = 2000;
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+async function missingFromQueue(queue: Queue<unknown>, id: string): Promise<boolean> {
+  return !LIVE_STATES.has(await queue.getJobState(id));
+}
 
 export interface ReconcileReport {
   prepares: number;
@@ -33,6 +47,20 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
     select: { id: true, attempt: true },
     take: 1000,
   });
+  const seen = new Set(preparing.map((j) => j.id));
+  // Unfinished work the queue does not hold (Redis lost it), however recently it moved.
+  const unqueuedPrepares = await db.job.findMany({
+    where: { status: 'preparing', enqueuedAt: { not: null } },
+    select: { id: true, attempt: true },
+    orderBy: { createdAt: 'asc' },
+    take: QUEUE_CHECK_LIMIT,
+  });
+  for (const job of unqueuedPrepares) {
+    if (!seen.has(job.id) && (await missingFromQueue(queues.prepare as Queue<unknown>, jobIds.prepare({ jobId: job.id, attempt: job.attempt })))) {
+      preparing.push(job);
+      seen.add(job.id);
+    }
+  }
   for (const job of preparing) {
     await enqueue.prepare(queues, { jobId: job.id, attempt: job.attempt });
     report.prepares++;
@@ -47,6 +75,19 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
     select: { id: true, jobId: true, attempt: true },
     take: 5000,
   });
+  const seenBins = new Set(bins.map((b) => b.id));
+  const unqueuedBins = await db.zip.findMany({
+    where: { status: { in: ['pending', 'processing'] }, job: { status: { in: ['pending', 'processing'] }, mode: 'stored', enqueuedAt: { not: null } } },
+    select: { id: true, jobId: true, attempt: true },
+    orderBy: { createdAt: 'asc' },
+    take: QUEUE_CHECK_LIMIT,
+  });
+  for (const bin of unqueuedBins) {
+    if (!seenBins.has(bin.id) && (await missingFromQueue(queues.pack as Queue<unknown>, jobIds.pack({ jobId: bin.jobId, zipId: bin.id, attempt: bin.attempt })))) {
+      bins.push(bin);
+      seenBins.add(bin.id);
+    }
+  }
   for (const bin of bins) {
     await enqueue.pack(queues, { jobId: bin.jobId, zipId: bin.id, attempt: bin.attempt });
     report.packs++;
@@ -75,4 +116,30 @@ export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now 
     }
   }
   return jobs.length;
+}
+
+/**
+ * The upkeep loop every preparer replica runs: `reconcile` and `sweepExpired` each interval
+ * (both idempotent, so overlapping replicas are harmless). Returns a function that stops it.
+ */
+export function startMaintenance(
+  deps: { db: Db; store: ObjectStore; log: Logger },
+  queues: WorkQueues,
+  intervalMs = MAINTENANCE_INTERVAL_MS,
+): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  const pass = () => {
+    if (running) return;
+    running = Promise.all([reconcile(deps.db, queues), sweepExpired(deps.db, deps.store, deps.log)])
+      .then(([report, swept]) => {
+        if (report.prepares || report.packs || swept) deps.log.info({ ...report, swept }, 'maintenance');
+      })
+      .catch((err: unknown) => deps.log.warn({ err }, 'maintenance failed'))
+      .finally(() => (running = null));
+  };
+  const timer = setInterval(pass, intervalMs);
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }

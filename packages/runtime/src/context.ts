@@ -5,10 +5,15 @@ import { createRedis, type Redis } from '@ap/queue';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
 import { createFetcher, type Fetcher } from '@ap/fetch';
 import type { ReadinessCheck } from './health';
+import { measuredFetcher } from './measured-fetcher';
+import { bytesUploadedTotal } from './metrics';
 
 // ZIP entry times are MS-DOS local times: every replica must agree on "local" so that a job's
 // archive bytes (and stream ETags) do not depend on the machine that built them.
 process.env.TZ = 'UTC';
+// The AWS SDK's documented switch for its "versions after January 2027 need Node >= 22" notice,
+// otherwise printed (9 lines) at every service start; docs/decisions.md "Operations".
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** What every service process holds: its config and one client per backing service. */
 export interface ServiceContext {
@@ -39,13 +44,29 @@ export function storageConfig(config: Config) {
   };
 }
 
+/** archive_bytes_uploaded_total: the body of every part (or single object) the store accepted. */
+function countUploadedBytes(store: ObjectStore): void {
+  store.client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'UploadPartCommand' || context.commandName === 'PutObjectCommand') {
+        const body = (args.input as { Body?: unknown }).Body;
+        if (body instanceof Uint8Array) bytesUploadedTotal.inc(body.byteLength);
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'archiveBytesUploaded' },
+  );
+}
+
 export function createServiceContext(name: string, config: Config): ServiceContext {
   const log = createLogger(name, config.LOG_LEVEL);
   const db = createDb(config.DATABASE_URL);
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
   const store = createObjectStore(storageConfig(config));
-  const fetcher = createFetcher(fetcherOptions(config));
+  countUploadedBytes(store);
+  const fetcher = measuredFetcher(createFetcher(fetcherOptions(config)), name);
   return {
     config,
     log,

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@ap/log';
+import { renderMetrics } from './metrics';
 
 export type ReadinessCheck = () => Promise<unknown>;
 
@@ -28,8 +29,9 @@ export async function runReadinessChecks(checks: Record<string, ReadinessCheck>,
 }
 
 /**
- * The health endpoints of a worker process (the API serves the same routes itself):
- * `/healthz` says the process is alive, `/readyz` that its dependencies answer.
+ * The operations port of every service (HEALTH_PORT): `/healthz` says the process is alive,
+ * `/readyz` that its dependencies answer, `/metrics` is the Prometheus exposition. The API
+ * also answers `/healthz` and `/readyz` on its public port, never `/metrics`.
  */
 export async function startHealthServer(port: number, checks: Record<string, ReadinessCheck>, host = '0.0.0.0'): Promise<http.Server & { port: number }> {
   const server = http.createServer(async (req, res) => {
@@ -42,6 +44,15 @@ export async function startHealthServer(port: number, checks: Record<string, Rea
       res
         .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
         .end(JSON.stringify({ success: ok, status: ok ? 'ready' : 'unavailable', failing }));
+    } else if (path === '/metrics') {
+      try {
+        const { contentType, body } = await renderMetrics();
+        res.writeHead(200, { 'content-type': contentType }).end(body);
+      } catch {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(
+          JSON.stringify({ success: false, error: { code: 'INTERNAL_ERROR', message: 'metrics could not be collected' } }),
+        );
+      }
     } else {
       res.writeHead(404, { 'content-type': 'application/json' }).end(
         JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'not found' } }),

@@ -14,6 +14,7 @@ import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
 import type { LayoutReaderOptions } from '@ap/packer';
 import { createStreamServer } from './stream/serve';
+import { httpMetrics } from './http/metrics';
 
 export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher'> & { queues: WorkQueues };
 
@@ -27,6 +28,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
+  app.use(httpMetrics());
   app.use(helmet());
   app.use(
     pinoHttp({

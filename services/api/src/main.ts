@@ -1,10 +1,14 @@
 import { loadConfig } from '@ap/config';
-import { createServiceContext, onShutdown } from '@ap/runtime';
+import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { createWorkQueues } from '@ap/jobs';
 import { createApp } from './app';
 
+/** decisions.md "Operations": on SIGTERM, responses in flight get this long to finish. */
+const DRAIN_MS = 25_000;
+
 const ctx = createServiceContext('api', loadConfig());
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+metrics.watchQueues([queues.prepare, queues.pack]);
 const app = createApp({ ...ctx, queues });
 const server = app.listen(ctx.config.PORT, () => {
   ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
@@ -12,9 +16,28 @@ const server = app.listen(ctx.config.PORT, () => {
 // Downloads can run for hours; only idle keep-alive sockets are timed out.
 server.requestTimeout = 0;
 server.keepAliveTimeout = 65_000;
+// The operations port (/healthz, /readyz, /metrics): /metrics is never on the public port.
+const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
+ctx.log.info({ healthPort: health.port }, 'api operations port');
 
-onShutdown(ctx.log, async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await queues.close();
-  await ctx.close();
-});
+onShutdown(
+  ctx.log,
+  async () => {
+    // No new connections; idle keep-alive sockets close now, busy ones after their response.
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // A keep-alive socket whose response just finished is idle now: close it too.
+    const sweep = setInterval(() => server.closeIdleConnections(), 500);
+    const timer = setTimeout(() => {
+      ctx.log.warn('responses still in flight after the drain period; closing their connections');
+      server.closeAllConnections();
+    }, DRAIN_MS);
+    await drained;
+    clearInterval(sweep);
+    clearTimeout(timer);
+    health.close();
+    await queues.close();
+    await ctx.close();
+  },
+  DRAIN_MS + 5_000,
+);

@@ -1,18 +1,43 @@
 import { loadConfig } from '@ap/config';
+import { createWorkQueues } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
-import { createServiceContext, onShutdown, startHealthServer } from '@ap/runtime';
+import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { createPackerProcessor } from './processor';
+
+/** decisions.md "Operations": a packer hands its bin back within 10 s of SIGTERM. */
+const HAND_BACK_MS = 10_000;
 
 const ctx = createServiceContext('packer', loadConfig());
 const concurrency = ctx.config.PACKER_CONCURRENCY;
+const stopping = new AbortController();
 // A bin's lock is renewed while it runs; a killed packer's bin is picked up again after it lapses.
-const worker = createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS });
+const worker = createWorker('pack', createPackerProcessor(ctx, { stopping: stopping.signal }), ctx.redis, ctx.config.REDIS_PREFIX, {
+  concurrency,
+  lockDuration: ctx.config.WORKER_LOCK_MS,
+  stalledInterval: stalledCheckEvery(ctx.config.WORKER_LOCK_MS),
+});
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'pack job failed'));
+// Queue depth for the autoscaler and dashboards (producers' view of the same queues).
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+metrics.watchQueues([queues.prepare, queues.pack]);
 const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'packer ready');
 
-onShutdown(ctx.log, async () => {
-  await worker.close();
-  health.close();
-  await ctx.close();
-}, 300_000);
+onShutdown(
+  ctx.log,
+  async () => {
+    // Bins in progress stop and go back to the queue with their recorded parts; the worker
+    // takes nothing new meanwhile.
+    stopping.abort(new Error('the packer is shutting down'));
+    await worker.close();
+    health.close();
+    await queues.close();
+    await ctx.close();
+  },
+  HAND_BACK_MS + 5_000,
+);
+
+/** How often the queue looks for messages whose worker died: a dead packer's bin moves on soon after its lock lapses. */
+function stalledCheckEvery(lockMs: number): number {
+  return Math.max(1_000, Math.min(lockMs, 5_000));
+}

@@ -1,24 +1,41 @@
 import type { Processor } from 'bullmq';
-import { UnrecoverableError } from 'bullmq';
+import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { objectKeyFor, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
-import type { ServiceContext } from '@ap/runtime';
+import { metrics, type ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
 import { UrlFailure, writeArchive, type ArchiveResult } from './archive';
 import { CrcStore } from './crc-store';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 import { dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, type BinFile, type UploadPlan } from './resume';
 
-export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayload> {
+export interface PackerOptions {
+  /**
+   * Fires when the packer shuts down: a bin in progress is handed back (its recorded parts
+   * kept, its lease released, its queue message back to waiting) so that another packer
+   * resumes it at once instead of after the lease and the queue lock run out.
+   */
+  stopping?: AbortSignal;
+}
+
+export function createPackerProcessor(ctx: ServiceContext, options: PackerOptions = {}): Processor<PackPayload> {
+  const { stopping } = options;
   return async (message, token) => {
     const attempts = message.opts.attempts ?? 1;
     try {
-      await packBin(ctx, message.data);
+      if (stopping?.aborted) throw stopping.reason;
+      await packBin(ctx, message.data, stopping);
     } catch (err) {
       if (err instanceof BinBusy) return deferWhileBusy(message, token, err);
+      if (stopping?.aborted) {
+        // Whatever the abort made the bin throw, it is not the bin's failure: no attempt is spent.
+        await message.moveToWait(token);
+        ctx.log.info({ jobId: message.data.jobId, zipId: message.data.zipId }, 'bin handed back for another packer (shutting down)');
+        throw new WaitingError();
+      }
       if (err instanceof LeaseLost) {
         ctx.log.info({ jobId: message.data.jobId, zipId: message.data.zipId }, 'bin left to its new state or holder');
         return;
@@ -44,7 +61,10 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
     }
     return count > 0;
   });
-  if (failed) await settleJob(ctx.db, payload.jobId);
+  if (failed) {
+    metrics.binsTotal.inc({ result: 'failed' });
+    await settleJob(ctx.db, payload.jobId);
+  }
 }
 
 /**
@@ -54,7 +74,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
  * BinBusy); should a stalled holder still write after losing its lease, the ZIP's bytes are a
  * pure function of the job, the object key is fixed, and its final record needs the lease.
  */
-export async function packBin(ctx: ServiceContext, payload: PackPayload): Promise<void> {
+export async function packBin(ctx: ServiceContext, payload: PackPayload, stopping?: AbortSignal): Promise<void> {
   const { db, store, log } = ctx;
   const zip = await db.zip.findUnique({ where: { id: payload.zipId }, include: { job: true } });
   if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return; // superseded by a retry
@@ -64,6 +84,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
 
   const lease = new BinLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
+  const started = process.hrtime.bigint();
   await settleJob(db, job.id);
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
@@ -83,6 +104,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
       .then((held) => held || abort.abort(new LeaseLost()))
       .catch(() => undefined);
   }, renewEvery(ctx.config.WORKER_LOCK_MS));
+  const handBack = () => abort.abort(stopping?.reason);
+  stopping?.addEventListener('abort', handBack, { once: true });
 
   const key = objectKeyFor(job.id, zip.id);
   const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
@@ -135,6 +158,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
     // The object is the same bytes its new holder writes; its record is theirs to make.
     if (!recorded) throw new LeaseLost();
     log.info({ jobId: job.id, zipId: zip.id, size: object.size, files: packaged.length }, 'bin packed');
+    metrics.binsTotal.inc({ result: 'completed' });
+    metrics.binDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     await settleJob(db, job.id);
   } catch (err) {
     abort.abort(err);
@@ -142,6 +167,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
     clearInterval(heartbeat);
+    stopping?.removeEventListener('abort', handBack);
   }
 }
 

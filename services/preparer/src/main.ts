@@ -1,35 +1,27 @@
 import { loadConfig } from '@ap/config';
-import { createWorkQueues, reconcile, sweepExpired } from '@ap/jobs';
+import { createWorkQueues, startMaintenance } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
-import { createServiceContext, onShutdown, startHealthServer } from '@ap/runtime';
+import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { createPreparerProcessor } from './processor';
-
-/** How often lost work is re-enqueued and expired objects are deleted. */
-const MAINTENANCE_INTERVAL_MS = 30_000;
 
 const ctx = createServiceContext('preparer', loadConfig());
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
 const concurrency = ctx.config.PREPARER_CONCURRENCY;
-const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS });
+const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx.redis, ctx.config.REDIS_PREFIX, {
+  concurrency,
+  lockDuration: ctx.config.WORKER_LOCK_MS,
+  stalledInterval: Math.max(1_000, Math.min(ctx.config.WORKER_LOCK_MS, 5_000)),
+});
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'prepare job failed'));
+metrics.watchQueues([queues.prepare, queues.pack]);
 const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'preparer ready');
 
-// Every replica runs upkeep; both tasks are idempotent, so overlapping runs are harmless.
-let running = false;
-const maintenance = setInterval(() => {
-  if (running) return;
-  running = true;
-  Promise.all([reconcile(ctx.db, queues), sweepExpired(ctx.db, ctx.store, ctx.log)])
-    .then(([report, swept]) => {
-      if (report.prepares || report.packs || swept) ctx.log.info({ ...report, swept }, 'maintenance');
-    })
-    .catch((err: unknown) => ctx.log.warn({ err }, 'maintenance failed'))
-    .finally(() => (running = false));
-}, MAINTENANCE_INTERVAL_MS);
+// Every replica runs upkeep (re-enqueue lost work, delete expired objects).
+const stopMaintenance = startMaintenance(ctx, queues);
 
 onShutdown(ctx.log, async () => {
-  clearInterval(maintenance);
+  await stopMaintenance();
   await worker.close();
   health.close();
   await queues.close();

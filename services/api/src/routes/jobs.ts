@@ -11,6 +11,7 @@ import {
 import type { Db, Prisma } from '@ap/db';
 import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
+import { metrics } from '@ap/runtime';
 import type { ObjectStore } from '@ap/storage';
 import { authOf } from '../http/auth';
 import { isUuid } from '../http/serialize';
@@ -80,6 +81,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         return rendered.names[0]!;
       },
     );
+    metrics.jobsCreatedTotal.inc({ mode: body.mode });
     res.status(201).json({ success: true, job_id: jobId });
   });
 

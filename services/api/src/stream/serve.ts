@@ -8,6 +8,7 @@ import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
 import type { Logger } from '@ap/log';
+import { metrics } from '@ap/runtime';
 import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/packer';
 import { newZipFile, planZip, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
@@ -84,6 +85,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     const counted = async function* () {
       for await (const chunk of reader.bytes(slices)) {
         sent += chunk.length;
+        metrics.streamBytesSentTotal.inc(chunk.length);
         yield chunk;
       }
     };
@@ -113,7 +115,10 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     res.once('close', () => abort.abort(new Error('client went away')));
     const zipfile = newZipFile();
     let sent = 0;
-    zipfile.outputStream.on('data', (c: Buffer) => (sent += c.length));
+    zipfile.outputStream.on('data', (c: Buffer) => {
+      sent += c.length;
+      metrics.streamBytesSentTotal.inc(c.length);
+    });
     const piping = pipeline(zipfile.outputStream, res);
     try {
       await writeArchive(
