@@ -54,6 +54,16 @@ export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, options:
  */
 export async function buildServices(names: readonly ServiceName[] = SERVICES): Promise<void> {
   const esbuild = await import('esbuild');
+  try {
+    await buildAll(esbuild, names);
+  } finally {
+    // esbuild's service process would otherwise live as long as this one (under `pnpm start`
+    // the largest process of the stack); the next build starts a new one.
+    await esbuild.stop();
+  }
+}
+
+async function buildAll(esbuild: typeof import('esbuild'), names: readonly ServiceName[]): Promise<void> {
   await Promise.all(
     names.map(async (name) => {
       const result = await esbuild.build({

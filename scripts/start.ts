@@ -1,6 +1,12 @@
 // `pnpm start`: the whole stack in one terminal with embedded defaults.
 // Migrates the database, builds the service bundles, then runs api, preparer and packer as
-// child processes (scripts/services.ts).
+// child processes (scripts/services.ts), restarting one that crashes, as an orchestrator would.
+//
+// Signals (decisions.md "Operations"): the services run in process groups of their own, so
+// the terminal's Ctrl-C reaches only this process (and pnpm/tsx above it, which relay it here
+// once more). This process then sends each service one SIGTERM: the API drains, the packer
+// hands its bins back. A second Ctrl-C/SIGTERM (a second after the first or later: the relayed
+// copies of one keypress arrive within milliseconds) kills them at once.
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
@@ -9,7 +15,7 @@ import { ConfigError, loadConfig } from '@ap/config';
 import { ensureDatabase, migrate } from '@ap/db';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
 import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
-import { buildServices, spawnService, type ServiceName } from './services';
+import { buildServices, spawnService, SERVICES, type ServiceName } from './services';
 
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
 const die = (line: string): never => {
@@ -21,17 +27,36 @@ const cleanups: Array<() => Promise<void>> = [];
 const env: NodeJS.ProcessEnv = { ...process.env };
 const unset = (name: string) => !env[name];
 
-async function postgresAnswers(url: string): Promise<boolean> {
-  const admin = new URL(url);
+/** Null when the server answers (the maintenance database), else why not, in words. */
+async function postgresProblem(url: string): Promise<string | null> {
+  let admin: URL;
+  try {
+    admin = new URL(url);
+  } catch {
+    return 'it is not a URL';
+  }
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
   try {
     await client.connect();
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    return code ? `${code}: ${message}` : message;
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+/** The URL without its password, for messages. */
+function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(not a URL)';
   }
 }
 
@@ -54,7 +79,7 @@ await buildServices();
 
 // --- Postgres: the configured one, else the local server, else embedded under .data/ ---
 if (unset('DATABASE_URL')) {
-  if (await postgresAnswers(DEFAULT_DATABASE_URL)) {
+  if ((await postgresProblem(DEFAULT_DATABASE_URL)) === null) {
     env.DATABASE_URL = DEFAULT_DATABASE_URL;
   } else {
     say('no Postgres answers on 127.0.0.1:5432; starting embedded Postgres under .data/postgres');
@@ -62,12 +87,21 @@ if (unset('DATABASE_URL')) {
     cleanups.push(() => embedded.stop());
     env.DATABASE_URL = embedded.url;
   }
+} else {
+  const problem = await postgresProblem(env.DATABASE_URL!);
+  if (problem !== null) {
+    await stopEmbedded();
+    die(
+      `PostgreSQL does not answer at DATABASE_URL (${shownUrl(env.DATABASE_URL!)}): ${problem}\n` +
+        'Start it, fix DATABASE_URL, or unset DATABASE_URL to use the local server on 127.0.0.1:5432 (or an embedded one).',
+    );
+  }
 }
-writeRuntimeInfo({ DATABASE_URL: env.DATABASE_URL });
 
 // --- Redis: required; no embedded stand-in ---
 env.REDIS_URL ||= DEFAULT_REDIS_URL;
 if (!(await redisAnswers(env.REDIS_URL!))) {
+  await stopEmbedded();
   die(
     `Redis does not answer at ${env.REDIS_URL}. Start one, e.g.:\n` +
       '  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no\n' +
@@ -97,53 +131,104 @@ let config;
 try {
   config = loadConfig(env);
 } catch (err) {
+  await stopEmbedded();
   if (err instanceof ConfigError) die(err.message);
   throw err;
 }
 
-await ensureDatabase(config.DATABASE_URL);
-const migrated = await migrate(config.DATABASE_URL);
-say(`database ready (${migrated.applied.length} migration(s) applied, ${migrated.alreadyApplied.length} already there)`);
+try {
+  await ensureDatabase(config.DATABASE_URL);
+  const migrated = await migrate(config.DATABASE_URL);
+  say(`database ready (${migrated.applied.length} migration(s) applied, ${migrated.alreadyApplied.length} already there)`);
+} catch (err) {
+  await stopEmbedded();
+  die(`the database at ${shownUrl(config.DATABASE_URL)} could not be prepared: ${(err as Error).message}`);
+}
+// Recorded for `pnpm admin` only once the database is known to work.
+writeRuntimeInfo({ DATABASE_URL: env.DATABASE_URL });
 
 // --- the three services ---
-const children = new Map<string, ChildProcess>();
+/**
+ * Operations ports: HEALTH_PORT, when set, is the API's, and the preparer's and the packer's
+ * are the two after it; otherwise each gets a free port. Printed either way.
+ */
+const basePort = Number(env.HEALTH_PORT) || 0;
+const healthPorts = {} as Record<ServiceName, number>;
+for (const [i, name] of SERVICES.entries()) healthPorts[name] = basePort ? basePort + i : await freePort();
+
+/** Restart backoff: 1 s doubling to 30 s; a service that ran a minute starts again from 1 s. */
+const RESTART_MIN_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+const STABLE_AFTER_MS = 60_000;
+/** How long the services get to stop on the first signal before they are killed. */
+const STOP_GRACE_MS = 40_000;
+
+interface Running {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+const running = new Map<ServiceName, Running>();
 let stopping = false;
 
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    await Promise.all(
-      [...children.values()].map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
-          }),
-      ),
-    );
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-  }
-  process.exit(code);
-}
-
-const services: Array<{ name: ServiceName; env?: NodeJS.ProcessEnv }> = [
-  { name: 'api' },
-  { name: 'preparer', env: { HEALTH_PORT: String(await freePort()) } },
-  { name: 'packer', env: { HEALTH_PORT: String(await freePort()) } },
-];
-for (const service of services) {
-  const child = spawnService(service.name, { ...env, ...service.env }, { stdio: ['ignore', 'inherit', 'inherit'] });
-  children.set(service.name, child);
-  child.on('exit', (code, signal) => {
+function launch(name: ServiceName, restarts: number): void {
+  const startedAt = Date.now();
+  // detached: a process group of its own, so the terminal's Ctrl-C does not reach it directly.
+  const child = spawnService(name, { ...env, HEALTH_PORT: String(healthPorts[name]) }, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  running.set(name, { child, exited });
+  say(`${name} started (pid ${child.pid})`);
+  child.once('exit', (code, signal) => {
     if (stopping) return;
-    process.stderr.write(`[start] ${service.name} exited (${signal ?? code}); stopping the stack\n`);
-    void stopAll(1);
+    const backoffFrom = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : restarts;
+    const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** backoffFrom);
+    process.stderr.write(`[start] ${name} exited (${signal ?? `code ${code}`}); restarting it in ${delay / 1000} s (restart ${backoffFrom + 1})\n`);
+    setTimeout(() => {
+      if (!stopping) launch(name, backoffFrom + 1);
+    }, delay).unref();
   });
-  if (service.env?.HEALTH_PORT) say(`${service.name} health: http://127.0.0.1:${service.env.HEALTH_PORT}/healthz`);
 }
 
-process.on('SIGINT', () => void stopAll(0));
-process.on('SIGTERM', () => void stopAll(0));
+async function stopEmbedded(): Promise<void> {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  cleanups.length = 0;
+}
+
+let firstSignalAt = 0;
+async function onSignal(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) {
+    // The same keypress relayed by pnpm and tsx arrives within milliseconds: not a second one.
+    if (Date.now() - firstSignalAt < 1_000) return;
+    say(`${signal} again: killing the services`);
+    for (const { child } of running.values()) child.kill('SIGKILL');
+    await stopEmbedded();
+    process.exit(1);
+  }
+  stopping = true;
+  firstSignalAt = Date.now();
+  say(`${signal}: stopping the services (API drains its responses, packers hand their bins back); ${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to kill them`);
+  await Promise.all(
+    [...running.values()].map(async ({ child, exited }) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
+  await stopEmbedded();
+  say('stopped');
+  process.exit(0);
+}
+
+process.on('SIGINT', (s) => void onSignal(s));
+process.on('SIGTERM', (s) => void onSignal(s));
+process.on('SIGHUP', (s) => void onSignal(s));
+// Should this process die some other way, its detached services must not outlive it.
+process.on('exit', () => {
+  for (const { child } of running.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+for (const name of SERVICES) {
+  launch(name, 0);
+  say(`${name} health: http://127.0.0.1:${healthPorts[name]}/healthz`);
+}
 say(`API at ${config.PUBLIC_BASE_URL} (port ${config.PORT}); create a user with: pnpm admin users create --email you@example.com`);
