@@ -20,7 +20,7 @@ export function httpMetrics() {
       get: () => route,
       set: (value: { path?: unknown } | undefined) => {
         route = value;
-        if (value && typeof value.path === 'string') pattern = `${req.baseUrl}${value.path}` || '/';
+        if (value && typeof value.path === 'string') pattern = `${req.baseUrl}${value.path}`.replace(/(.)\/$/, '$1');
       },
     });
     res.once('finish', () => {
