@@ -1,11 +1,16 @@
 // The operator interface from decisions.md, run as an operator would: through pnpm.
 import { describe, expect, it } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createUserWithKey } from '@ap/api';
 import { createDb } from '@ap/db';
 import { hashApiKey } from '@ap/tokens';
+import { startGatedOrigin } from '../test/gated-origin';
+import { call, waitForJob } from '../test/helpers';
+import { bytesOf, sha256 } from '../test/origin';
+import { readZip } from '../test/zip-readers';
 import { freePort } from './embedded';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -57,53 +62,131 @@ describe('pnpm admin users create', () => {
   });
 });
 
+/** `pnpm start` in a terminal (util-linux `script` gives it one), so Ctrl-C is what a user presses. */
+function startInTerminal(env: NodeJS.ProcessEnv): { child: ChildProcessWithoutNullStreams; output: () => string; ctrlC: () => void; exited: Promise<number | null> } {
+  const child = spawn('script', ['-qefc', 'pnpm start', '/dev/null'], { cwd: root, env, stdio: 'pipe' });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, ctrlC: () => child.stdin.write('\x03'), exited };
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const answers = (url: string) => fetch(url).then(() => true, () => false);
+const pidsOf = (output: string) => [...output.matchAll(/\[start\] \w+ started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 describe('pnpm start', () => {
-  it('starts api, preparer and packer, serves health, and stops cleanly on SIGTERM', async () => {
+  it('Ctrl-C drains: a download in flight finishes, nothing new is accepted, exit 0; a second Ctrl-C kills at once', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ap-start-'));
+    const body = bytesOf(101, 3_000_000);
+    const origin = await startGatedOrigin({ '/held.bin': body }, { '/held.bin': 1_000_000 });
+    const db = createDb(process.env.DATABASE_URL!, 1);
     const port = await freePort();
-    const child = spawn('pnpm', ['start'], {
-      cwd: root,
-      env: { ...process.env, PORT: String(port), PUBLIC_BASE_URL: '', S3_ENDPOINT: '', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'ap-start-')) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    const env = { ...process.env, PORT: String(port), PUBLIC_BASE_URL: '', S3_ENDPOINT: '', S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '', DATA_DIR: dataDir, REDIS_PREFIX: `${process.env.REDIS_PREFIX}-ctrlc`, ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'warn' };
+    const api = `http://127.0.0.1:${port}`;
+    const { apiKey } = await createUserWithKey(db, { email: `ctrlc.${Date.now()}@example.test`, plan: 'pro', overage: false });
+    let stack = startInTerminal(env);
     try {
-      const deadline = Date.now() + 60_000;
-      while (!/API at http:\/\/localhost:\d+/.test(output)) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`stack did not start:\n${output}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(output).toContain(`API at http://localhost:${port}`);
-      expect(output).toMatch(/embedded S3 \(s3rver\) at http:\/\/127\.0\.0\.1:\d+/);
-      const workerPorts = [...output.matchAll(/(preparer|packer) health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/g)].map((m) => m[2]);
-      expect(workerPorts).toHaveLength(2);
-      // Wait until all three answer /readyz.
-      for (const base of [`http://127.0.0.1:${port}`, ...workerPorts]) {
-        let ready = false;
-        while (!ready && Date.now() < deadline) {
-          ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
-          if (!ready) await new Promise((r) => setTimeout(r, 250));
-        }
-        expect(`${base} ready: ${ready}`).toBe(`${base} ready: true`);
+      await until(() => /API at http:\/\/localhost:\d+/.test(stack.output()), 'the stack started', 120_000);
+      await until(() => fetch(`${api}/readyz`).then((r) => r.ok, () => false), 'the API is ready', 60_000);
+      const healthPorts = [...stack.output().matchAll(/(?:api|preparer|packer) health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/g)].map((m) => m[1]!);
+      expect(healthPorts).toHaveLength(3);
+      const created = await call(api, 'POST', '/jobs', { key: apiKey, body: { files: [{ url: `${origin.url}/held.bin` }], mode: 'stream' } });
+      expect(created.status).toBe(201);
+      const job = await waitForJob(api, apiKey, created.body.job_id, ['completed', 'failed'], 60_000);
+      expect(job.status).toBe('completed');
+
+      // A download in flight: its origin holds the body after 1 MB.
+      const inFlight = fetch(job.download_url).then(async (res) => Buffer.from(await res.arrayBuffer()));
+      await until(() => (origin.served.get('/held.bin') ?? 0) >= 1_000_000, 'the download is under way', 30_000);
+
+      const pids = pidsOf(stack.output());
+      stack.ctrlC();
+      await until(() => stack.output().includes('[start] SIGINT: stopping the services'), 'the stack says it stops', 10_000);
+      // One signal path: each service is told once, nobody exits at once.
+      await until(async () => !(await answers(`${api}/healthz`)), 'the API stops accepting connections', 10_000);
+      expect(stack.output()).not.toMatch(/exited \(|SIGINT again/);
+      origin.open();
+      const bytes = await inFlight;
+      expect(bytes.length).toBe(job.zips[0].size);
+      expect(await readZip(bytes)).toEqual([{ name: 'held.bin', size: body.length, sha256: sha256(body) }]);
+      expect(await stack.exited).toBe(0);
+      expect(stack.output()).toContain('[start] stopped');
+      for (const pid of pids) expect(`${pid} alive: ${alive(pid)}`).toBe(`${pid} alive: false`);
+      for (const base of healthPorts) expect(await answers(`${base}/healthz`)).toBe(false);
+
+      // Again, and this time a second Ctrl-C while the API waits on a held download.
+      const origin2 = await startGatedOrigin({ '/held.bin': body }, { '/held.bin': 1_000_000 });
+      try {
+        stack = startInTerminal(env);
+        await until(() => /API at http:\/\/localhost:\d+/.test(stack.output()), 'the stack started again', 120_000);
+        await until(() => fetch(`${api}/readyz`).then((r) => r.ok, () => false), 'the API is ready again', 60_000);
+        const again = await call(api, 'POST', '/jobs', { key: apiKey, body: { files: [{ url: `${origin2.url}/held.bin` }], mode: 'stream' } });
+        const job2 = await waitForJob(api, apiKey, again.body.job_id, ['completed', 'failed'], 60_000);
+        const held = fetch(job2.download_url).then(async (res) => Buffer.from(await res.arrayBuffer())).catch((err: Error) => err);
+        await until(() => (origin2.served.get('/held.bin') ?? 0) >= 1_000_000, 'the second download is under way', 30_000);
+        const pids2 = pidsOf(stack.output());
+        stack.ctrlC();
+        await until(() => stack.output().includes('[start] SIGINT: stopping the services'), 'the stack says it stops', 10_000);
+        await new Promise((r) => setTimeout(r, 1500));
+        const forced = Date.now();
+        stack.ctrlC();
+        expect(await stack.exited).toBe(1);
+        expect(Date.now() - forced).toBeLessThan(5_000);
+        expect(stack.output()).toContain('SIGINT again: killing the services');
+        for (const pid of pids2) expect(`${pid} alive: ${alive(pid)}`).toBe(`${pid} alive: false`);
+        // The held download was cut, as the user asked.
+        expect(await held).toBeInstanceOf(Error);
+      } finally {
+        await origin2.close();
       }
     } finally {
-      child.kill('SIGTERM');
-      const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-      // pnpm forwards the signal and then ends by it (or with 0 once its script did).
-      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+      if (stack.child.exitCode === null) {
+        stack.child.kill('SIGKILL');
+        for (const pid of pidsOf(stack.output())) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      }
+      await origin.close();
+      await db.$disconnect();
+      rmSync(dataDir, { recursive: true, force: true });
     }
-    // Every service shut down on the signal: none of them answers any more.
-    await new Promise((r) => setTimeout(r, 3000));
-    const bases = [`http://127.0.0.1:${port}`, ...[...output.matchAll(/(?:preparer|packer) health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/g)].map((m) => m[1])];
-    for (const base of bases) expect(await fetch(`${base}/healthz`).then(() => 'answers', () => 'gone')).toBe('gone');
-    expect(output).not.toMatch(/DOWNLOAD_TOKEN_SECRET|SESSION_SECRET/);
-  }, 90_000);
+  }, 300_000);
 
   it('fails fast with one line per bad variable', () => {
     const out = spawnSync('pnpm', ['start'], { cwd: root, env: { ...process.env, PORT: 'x', LOG_LEVEL: 'loud' }, encoding: 'utf8' });
     expect(out.status).toBe(1);
     expect(out.stderr).toContain('PORT must be a port number');
     expect(out.stderr).toContain('LOG_LEVEL must be one of');
+  }, 60_000);
+
+  it('says clearly that DATABASE_URL does not answer, without a stack trace, and keeps .data/runtime.json', () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ap-start-'));
+    try {
+      const runtimeFile = path.join(dataDir, 'runtime.json');
+      writeFileSync(runtimeFile, JSON.stringify({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/known_good' }));
+      const unreachable = `postgresql://postgres:hunter2secret@127.0.0.1:${1}/nowhere`;
+      const out = spawnSync('pnpm', ['start'], { cwd: root, env: { ...process.env, DATABASE_URL: unreachable, DATA_DIR: dataDir, PORT: '0' }, encoding: 'utf8' });
+      expect(out.status).toBe(1);
+      expect(out.stderr).toContain('PostgreSQL does not answer at DATABASE_URL (postgresql://postgres:***@127.0.0.1:1/nowhere): ECONNREFUSED');
+      expect(out.stderr + out.stdout).not.toMatch(/\n\s+at \S+ \(|hunter2secret/);
+      expect(JSON.parse(readFileSync(runtimeFile, 'utf8'))).toEqual({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/known_good' });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -200,6 +200,7 @@ async function onSignal(signal: NodeJS.Signals): Promise<void> {
     if (Date.now() - firstSignalAt < 1_000) return;
     say(`${signal} again: killing the services`);
     for (const { child } of running.values()) child.kill('SIGKILL');
+    await Promise.race([Promise.all([...running.values()].map((r) => r.exited)), new Promise((r) => setTimeout(r, 3_000))]);
     await stopEmbedded();
     process.exit(1);
   }
