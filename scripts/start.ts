@@ -194,10 +194,13 @@ async function stopEmbedded(): Promise<void> {
 }
 
 let firstSignalAt = 0;
+let forced = false;
 async function onSignal(signal: NodeJS.Signals): Promise<void> {
   if (stopping) {
     // The same keypress relayed by pnpm and tsx arrives within milliseconds: not a second one.
     if (Date.now() - firstSignalAt < 1_000) return;
+    if (forced) return;
+    forced = true;
     say(`${signal} again: killing the services`);
     for (const { child } of running.values()) child.kill('SIGKILL');
     await Promise.race([Promise.all([...running.values()].map((r) => r.exited)), new Promise((r) => setTimeout(r, 3_000))]);
@@ -215,6 +218,7 @@ async function onSignal(signal: NodeJS.Signals): Promise<void> {
       clearTimeout(timer);
     }),
   );
+  if (forced) return; // the second signal's path ends the process
   await stopEmbedded();
   say('stopped');
   process.exit(0);
