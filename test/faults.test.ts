@@ -419,7 +419,8 @@ describe('worker faults', () => {
       await noWorkers.ctx.queues.pack.obliterate({ force: true });
       await noWorkers.ctx.db.zip.updateMany({ where: { jobId }, data: { updatedAt: new Date(Date.now() - 10 * 60_000) } });
       expect(await noWorkers.ctx.queues.pack.count()).toBe(0);
-      const report = await reconcile(noWorkers.ctx.db, noWorkers.ctx.queues);
+      // Only this job: other test files' stacks share the database, not the queues.
+      const report = await reconcile(noWorkers.ctx.db, noWorkers.ctx.queues, new Date(), { jobIds: [jobId] });
       expect(report.packs).toBe(1);
       // Workers on the same queues now find the work again.
       const workers = await startStack({ REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX });

@@ -121,7 +121,8 @@ describe('Redis losing its data mid-job', () => {
       await redis.quit();
       const flushed = Date.now();
       origin.open();
-      stopMaintenance = startMaintenance(stack.ctx, stack.ctx.queues);
+      // Scoped to these jobs: other test files' unfinished work shares the database, not these queues.
+      stopMaintenance = startMaintenance(stack.ctx, stack.ctx.queues, { scope: { jobIds: [jobA, jobB] } });
 
       for (const jobId of [jobA, jobB]) {
         const job = await waitForJob(stack.url, key, jobId, ['completed', 'failed'], 60_000);

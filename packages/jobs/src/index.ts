@@ -3,6 +3,6 @@ export { retryJob, type RetryOutcome } from './retry';
 export { aggregateJobStatus, type BinStatus, type JobStatus } from './status';
 export { createWorkQueues, enqueue, type WorkQueues } from './queues';
 export { newZipId, objectKeyFor } from './ids';
-export { reconcile, sweepExpired, startMaintenance, MAINTENANCE_INTERVAL_MS, STALE_AFTER_MS, type ReconcileReport } from './maintenance';
+export { reconcile, sweepExpired, startMaintenance, MAINTENANCE_INTERVAL_MS, STALE_AFTER_MS, type MaintenanceScope, type ReconcileReport } from './maintenance';
 export { mapLimit } from './concurrency';
 export { settleJob, CANCELLED_BY_FAIL_FAST } from './settle';

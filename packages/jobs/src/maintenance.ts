@@ -34,13 +34,24 @@ export interface ReconcileReport {
  * after commit, a Redis restart that lost its data, a worker killed mid-bin). Re-adding is
  * idempotent: message ids are derived from the work.
  */
-export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): Promise<ReconcileReport> {
+/**
+ * Limits upkeep to some jobs. Only tests need it: there stacks with queues of their own share
+ * one database, and one stack's reconciler must not put another's work on its queues.
+ */
+export interface MaintenanceScope {
+  jobIds?: readonly string[];
+}
+
+export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), scope: MaintenanceScope = {}): Promise<ReconcileReport> {
+  const onlyJobs = scope.jobIds ? { id: { in: [...scope.jobIds] } } : {};
+  const onlyBins = scope.jobIds ? { jobId: { in: [...scope.jobIds] } } : {};
   const stale = new Date(now.getTime() - STALE_AFTER_MS);
   const unenqueued = new Date(now.getTime() - UNENQUEUED_AFTER_MS);
   const report: ReconcileReport = { prepares: 0, packs: 0 };
 
   const preparing = await db.job.findMany({
     where: {
+      ...onlyJobs,
       status: 'preparing',
       OR: [{ enqueuedAt: null, createdAt: { lt: unenqueued } }, { updatedAt: { lt: stale } }],
     },
@@ -50,7 +61,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
   const seen = new Set(preparing.map((j) => j.id));
   // Unfinished work the queue does not hold (Redis lost it), however recently it moved.
   const unqueuedPrepares = await db.job.findMany({
-    where: { status: 'preparing', enqueuedAt: { not: null } },
+    where: { ...onlyJobs, status: 'preparing', enqueuedAt: { not: null } },
     select: { id: true, attempt: true },
     orderBy: { createdAt: 'asc' },
     take: QUEUE_CHECK_LIMIT,
@@ -68,6 +79,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
 
   const bins = await db.zip.findMany({
     where: {
+      ...onlyBins,
       status: { in: ['pending', 'processing'] },
       job: { status: { in: ['pending', 'processing'] }, mode: 'stored' },
       OR: [{ updatedAt: { lt: stale } }, { job: { enqueuedAt: null, createdAt: { lt: unenqueued } } }],
@@ -77,7 +89,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
   });
   const seenBins = new Set(bins.map((b) => b.id));
   const unqueuedBins = await db.zip.findMany({
-    where: { status: { in: ['pending', 'processing'] }, job: { status: { in: ['pending', 'processing'] }, mode: 'stored', enqueuedAt: { not: null } } },
+    where: { ...onlyBins, status: { in: ['pending', 'processing'] }, job: { status: { in: ['pending', 'processing'] }, mode: 'stored', enqueuedAt: { not: null } } },
     select: { id: true, jobId: true, attempt: true },
     orderBy: { createdAt: 'asc' },
     take: QUEUE_CHECK_LIMIT,
@@ -125,12 +137,13 @@ export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now 
 export function startMaintenance(
   deps: { db: Db; store: ObjectStore; log: Logger },
   queues: WorkQueues,
-  intervalMs = MAINTENANCE_INTERVAL_MS,
+  options: { intervalMs?: number; scope?: MaintenanceScope } = {},
 ): () => Promise<void> {
+  const { intervalMs = MAINTENANCE_INTERVAL_MS, scope } = options;
   let running: Promise<void> | null = null;
   const pass = () => {
     if (running) return;
-    running = Promise.all([reconcile(deps.db, queues), sweepExpired(deps.db, deps.store, deps.log)])
+    running = Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log)])
       .then(([report, swept]) => {
         if (report.prepares || report.packs || swept) deps.log.info({ ...report, swept }, 'maintenance');
       })

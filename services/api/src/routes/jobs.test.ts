@@ -236,7 +236,7 @@ describe('reconciler', () => {
     const messageId = `pack:${job.zips[0]!.id}:0`;
     await (await api.ctx.queues.pack.getJob(messageId))!.remove();
     await api.ctx.db.job.update({ where: { id: job.id }, data: { enqueuedAt: null, createdAt: new Date(Date.now() - 60_000) } });
-    await reconcile(api.ctx.db, api.ctx.queues);
+    await reconcile(api.ctx.db, api.ctx.queues, new Date(), { jobIds: [job.id] });
     expect((await api.ctx.queues.pack.getJob(messageId))?.data.zipId).toBe(job.zips[0]!.id);
     expect((await api.ctx.db.job.findUniqueOrThrow({ where: { id: job.id } })).enqueuedAt).not.toBeNull();
   });
