@@ -125,6 +125,7 @@ describe('pnpm start', () => {
       const smokeExit = await new Promise<number | null>((resolve) => smoke.once('exit', (code) => resolve(code)));
       expect({ smokeExit, smokeOut }).toEqual({ smokeExit: 0, smokeOut: expect.stringContaining('[smoke] all checks passed') });
 
+      expect((await fetch(`${stack.api}/no/such/route-1234`)).status).toBe(404);
       const after = Object.fromEntries(await Promise.all(Object.entries(stack.health).map(async ([name, base]) => [name, await scrape(base)] as const)));
       const moved = (service: string, name: string, labels: Record<string, string> = {}) => (metric(after[service]!, name, labels) || 0) - (metric(before[service]!, name, labels) || 0);
       expect(moved('api', 'archive_jobs_created_total', { mode: 'stored' })).toBe(2);
@@ -133,8 +134,10 @@ describe('pnpm start', () => {
       expect(moved('api', 'archive_http_requests_total', { method: 'GET', route: '/jobs/:id', status: '200' })).toBeGreaterThanOrEqual(3);
       expect(moved('api', 'archive_http_requests_total', { method: 'GET', route: '/download/:token', status: '206' })).toBe(2);
       expect(moved('api', 'archive_http_request_duration_seconds_count', { route: '/download/:token' })).toBe(5);
-      // Route labels are patterns: no id or token ever becomes a label.
+      // Route labels are patterns: no id or token ever becomes a label; unknown paths share one.
       expect(after.api).not.toMatch(/route="\/(jobs|download)\/[^:"]/);
+      expect(moved('api', 'archive_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+      expect(after.api).not.toContain('route-1234');
       expect(moved('api', 'archive_stream_bytes_sent_total')).toBeGreaterThan(7 * MB);
       expect(moved('api', 'archive_bytes_fetched_total', { service: 'api' })).toBeGreaterThanOrEqual(7 * MB);
       expect(moved('packer', 'archive_bins_total', { result: 'completed' })).toBe(3);
