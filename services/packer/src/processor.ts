@@ -106,6 +106,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, stoppin
   }, renewEvery(ctx.config.WORKER_LOCK_MS));
   const handBack = () => abort.abort(stopping?.reason);
   stopping?.addEventListener('abort', handBack, { once: true });
+  if (stopping?.aborted) handBack(); // stopped while the lease was being taken
 
   const key = objectKeyFor(job.id, zip.id);
   const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
