@@ -39,6 +39,14 @@ export async function buildOperatorBundles(): Promise<void> {
 /** The files of @ap/crc32 that run: its loader and the addon built at install. */
 const CRC32_FILES = ['package.json', 'index.cjs', 'build/Release/crc32.node'];
 
+/**
+ * Files or folders (from the repository root) that a service reads from disk at run time rather
+ * than through its bundle, such as built static assets it serves: copied as they are, at the
+ * same path. Anything a service loads from node_modules at run time has to be listed here too,
+ * since the image has no node_modules but the CRC-32 addon.
+ */
+export const RUNTIME_ASSETS: string[] = [];
+
 /** Builds every bundle and copies the runtime files into `dest` (emptied first). */
 export async function assembleRuntimeTree(dest: string): Promise<void> {
   await Promise.all([buildServices(), buildOperatorBundles()]);
@@ -50,6 +58,7 @@ export async function assembleRuntimeTree(dest: string): Promise<void> {
   for (const name of SERVICES) await copy(bundlePath(name));
   for (const file of Object.values(OPERATOR_BUNDLES)) await copy(file);
   await copy('prisma/migrations');
+  for (const asset of RUNTIME_ASSETS) await copy(asset);
   for (const file of CRC32_FILES) await copy(path.join('packages/crc32', file), path.join('node_modules/@ap/crc32', file));
 }
 

@@ -5,12 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { assembleRuntimeTree, OPERATOR_BUNDLES, treeSize } from '../scripts/runtime-image';
+import { assembleRuntimeTree, OPERATOR_BUNDLES, RUNTIME_ASSETS, treeSize } from '../scripts/runtime-image';
 import { SERVICE_ENV, SERVICES, serviceArgs } from '../scripts/services';
 import { call, download, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
@@ -22,6 +23,14 @@ const databaseUrl = (() => {
   url.pathname = `/ap_runtime_${process.pid}_${randomBytes(3).toString('hex')}`;
   return url.toString();
 })();
+/** Every file under a path of the repository (a file or a folder), relative to the root. */
+const filesUnder = (p: string): string[] => {
+  const full = fileURLToPath(new URL(`../${p}`, import.meta.url));
+  if (!statSync(full).isDirectory()) return [p];
+  return readdirSync(full, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(fileURLToPath(new URL('../', import.meta.url)), path.join(e.parentPath, e.name)));
+};
 const migrationNames = readdirSync(new URL('../prisma/migrations/', import.meta.url), { withFileTypes: true })
   .filter((e) => e.isDirectory())
   .map((e) => e.name)
@@ -87,6 +96,7 @@ describe('runtime image files', () => {
         'node_modules/@ap/crc32/package.json',
         'node_modules/@ap/crc32/index.cjs',
         'node_modules/@ap/crc32/build/Release/crc32.node',
+        ...RUNTIME_ASSETS.flatMap(filesUnder),
       ].sort(),
     );
     const size = await treeSize(tree);
