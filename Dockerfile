@@ -1,9 +1,12 @@
-# One image for every service; the command picks the service.
-FROM node:20-bookworm-slim AS deps
+# One image for every service; the command picks the service (docker-compose.yml, k8s/).
+# The Node version is pinned here once; docs/decisions.md "Operations" says why Node 20.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 # A C compiler for packages/crc32 (the CRC-32 addon, built by `pnpm install` against this
 # Node's own headers): only this stage has it; the runtime stage copies the built addon.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
-WORKDIR /app
+WORKDIR /src
 RUN npm install -g pnpm@12.21.0
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml prisma.config.ts tsconfig.base.json tsconfig.json ./
 COPY prisma ./prisma
@@ -11,16 +14,20 @@ COPY scripts ./scripts
 COPY patches ./patches
 COPY packages ./packages
 COPY services ./services
-# The services run as bundles (scripts/services.ts), built once here.
-RUN pnpm install --frozen-lockfile && pnpm build
+# Bundles every service and operator command, then gathers what runs into /runtime
+# (scripts/runtime-image.ts): no node_modules but the CRC-32 addon.
+RUN pnpm install --frozen-lockfile && pnpm build:runtime /runtime
 
-FROM node:20-bookworm-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
-# Freed multi-MiB buffers go back to the OS (scripts/services.ts SERVICE_ENV, decisions.md "Operations").
+# The environment scripts/services.ts gives every service (a test compares).
 ENV MALLOC_MMAP_THRESHOLD_=131072
+ENV AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 WORKDIR /app
-COPY --from=deps /app /app
+# Owned by root and read-only to the service user.
+COPY --from=build /runtime /app
 USER node
 EXPOSE 3000 8081
-# docker-compose and k8s override the command per service (the packer adds V8 flags).
+# docker-compose and k8s set the command per service (the packer adds V8 flags); migrations:
+# `node dist/migrate.js`; the first user: `node dist/admin.js users create --email E --plan P`.
 CMD ["node", "services/api/dist/main.js"]

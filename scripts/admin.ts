@@ -1,11 +1,14 @@
 // Operator CLI. `pnpm admin users create --email E [--password P] [--plan free|starter|pro|scale] [--overage]`
 // prints one JSON line {"user_id", "api_key"} on stdout and exits 0; problems go to stderr, exit 2.
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createDb, ensureDatabase, migrate } from '@ap/db';
 import { createUserWithKey } from '@ap/api';
 import { DEFAULT_DATABASE_URL, readRuntimeInfo } from './dev-env';
 
+// Resolved from this file, so the bundle dist/admin.js in the image finds them the same way.
+const MIGRATIONS_DIR = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 const USAGE = 'usage: pnpm admin users create --email E [--password P] [--plan free|starter|pro|scale] [--overage]';
 
 function fail(message: string): never {
@@ -45,7 +48,7 @@ if (!input.success) fail(`${input.error.issues.map((i) => i.message).join('\n')}
 const databaseUrl = process.env.DATABASE_URL || readRuntimeInfo().DATABASE_URL || DEFAULT_DATABASE_URL;
 try {
   await ensureDatabase(databaseUrl);
-  await migrate(databaseUrl);
+  await migrate(databaseUrl, MIGRATIONS_DIR);
 } catch (err) {
   fail(`cannot reach the database at ${new URL(databaseUrl).host}: ${(err as Error).message}`);
 }
