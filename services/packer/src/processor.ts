@@ -7,10 +7,8 @@ import { objectKeyFor, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
-import { UrlFailure, writeArchive, type ArchiveResult } from './archive';
-import { CrcStore } from './crc-store';
+import { CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
-import { dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, type BinFile, type UploadPlan } from './resume';
 
 export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayload> {
   return async (message, token) => {

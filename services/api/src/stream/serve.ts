@@ -8,7 +8,7 @@ import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
 import type { Logger } from '@ap/log';
-import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/packer';
+import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipFile, planZip, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
