@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { UnrecoverableError } from 'bullmq';
 import yazl from 'yazl';
 import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
 import { FetchError, type Fetcher, type OpenedBody } from '@ap/fetch';
@@ -15,8 +14,8 @@ export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 const PREFETCH_WHEN_REMAINING = 8 * 1024 * 1024;
 const PREFETCH_MAX_AHEAD_MS = 5_000;
 
-/** A failure that retrying the bin cannot fix: the bin fails at once. */
-export class BinFailure extends UnrecoverableError {}
+/** A failure that retrying the bin cannot fix: the bin fails at once (the packer tells its queue so). */
+export class BinFailure extends Error {}
 
 /**
  * The bin failed because of its URLs (one with fail_on_url_error true, or all of them): the

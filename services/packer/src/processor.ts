@@ -7,7 +7,7 @@ import { objectKeyFor, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
-import { CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
+import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 
 export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayload> {
@@ -21,9 +21,10 @@ export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayloa
         ctx.log.info({ jobId: message.data.jobId, zipId: message.data.zipId }, 'bin left to its new state or holder');
         return;
       }
-      const final = err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
+      const final = err instanceof BinFailure || err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
       if (final) await failBin(ctx, message.data, err);
-      throw err;
+      // A bin failure is final: the queue is told not to retry it.
+      throw err instanceof BinFailure ? new UnrecoverableError(err.message) : err;
     }
   };
 }
