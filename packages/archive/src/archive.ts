@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import yazl from 'yazl';
-import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
+import { createEntryNameDeduper } from '@ap/contract';
 import { FetchError, type Fetcher, type OpenedBody } from '@ap/fetch';
+import { entryNameOf } from '@ap/jobs';
 import { YAZL_ENTRY_OPTIONS, ZipSizer } from '@ap/zip';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
@@ -109,9 +110,7 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
         continue;
       }
       const size = file.size !== null ? Number(file.size) : opened.size;
-      const entryName = names.take(
-        file.entryName ?? deriveEntryName({ givenFilename: file.filename, contentDisposition: opened.contentDisposition, finalUrl: opened.finalUrl, index: file.position + 1 }),
-      );
+      const entryName = names.take(file.entryName ?? entryNameOf(file, opened));
       if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
         opened.stream.destroy();
         throw new BinFailure(ARCHIVE_TOO_LARGE);

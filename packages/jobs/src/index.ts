@@ -6,3 +6,25 @@ export { newZipId, objectKeyFor } from './ids';
 export { reconcile, sweepExpired, STALE_AFTER_MS, type ReconcileReport } from './maintenance';
 export { mapLimit } from './concurrency';
 export { settleJob, CANCELLED_BY_FAIL_FAST } from './settle';
+export {
+  assignJobFilesToBin,
+  binFiles,
+  clearFileErrors,
+  entryNameOf,
+  filesToProbe,
+  insertJobFiles,
+  jobFileViews,
+  layoutOfFiles,
+  recordCrcCheckpoint,
+  recordCrcs,
+  recordEntries,
+  recordFileErrors,
+  recordProbedFiles,
+  resetBinFilesForRepack,
+  resetJobFiles,
+  type BinFileRow,
+  type DbTx,
+  type JobFileRow,
+  type JobFileView,
+  type ProbedFileRecord,
+} from './files';

@@ -3,7 +3,7 @@ import { UnrecoverableError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { objectKeyFor, settleJob } from '@ap/jobs';
+import { binFiles, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -36,11 +36,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
       // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
       data: { status: 'failed', error: err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err), leaseOwner: null, leaseExpiresAt: null },
     });
-    if (count && err instanceof UrlFailure) {
-      for (const f of err.failures) {
-        await tx.jobFile.update({ where: { jobId_position: { jobId: payload.jobId, position: f.position } }, data: { error: f.error } });
-      }
-    }
+    if (count && err instanceof UrlFailure) await recordFileErrors(tx, payload.jobId, err.failures);
     return count > 0;
   });
   if (failed) await settleJob(ctx.db, payload.jobId);
@@ -66,11 +62,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
   await settleJob(db, job.id);
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
-  const files: BinFile[] = await db.jobFile.findMany({
-    where: { zipId: zip.id, error: null },
-    orderBy: { position: 'asc' },
-    select: { position: true, url: true, filename: true, size: true, entryName: true, etag: true, lastModified: true, crc32: true, crcPrefix: true, crcPrefixLen: true },
-  });
+  const files: BinFile[] = await binFiles(db, zip.id);
   const split = job.maxZipSizeBytes !== null;
   const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
 
@@ -120,14 +112,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
         },
       });
       if (count === 0) return false;
-      await tx.$executeRaw`
-        UPDATE job_files AS f SET entry_name = u.entry_name, size = u.size
-          FROM unnest(${packaged.map((p) => p.position)}::int[], ${packaged.map((p) => p.entryName)}::text[], ${packaged.map((p) => String(p.size))}::bigint[])
-               AS u(position, entry_name, size)
-         WHERE f.job_id = ${job.id}::uuid AND f.position = u.position`;
-      for (const e of urlErrors) {
-        await tx.jobFile.update({ where: { jobId_position: { jobId: job.id, position: e.position } }, data: { error: e.error } });
-      }
+      await recordEntries(tx, job.id, packaged);
+      await recordFileErrors(tx, job.id, urlErrors);
       await tx.zipPart.deleteMany({ where: { zipId: zip.id } });
       return true;
     });
@@ -161,10 +147,7 @@ async function packFromStart(
   // What an earlier attempt recorded for a resume no longer applies. A single-ZIP bin's names
   // and sizes come from the responses, not from those records.
   const asWritten = bin.plan?.kind === 'as-written';
-  await db.jobFile.updateMany({
-    where: { zipId: bin.zipId, error: null },
-    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
-  });
+  await resetBinFilesForRepack(db, bin.zipId, asWritten);
   const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
@@ -188,7 +171,7 @@ async function packFromStart(
       // The entry's bytes are already in the archive: the bin must start over. With
       // fail_on_url_error false the URL is recorded as failed first, so the next attempt skips it.
       onBrokenBody: async (file, error) => {
-        await db.jobFile.update({ where: { jobId_position: { jobId: job.id, position: file.position } }, data: { error } });
+        await recordFileErrors(db, job.id, [{ position: file.position, error }]);
       },
     });
     zipfile.end();

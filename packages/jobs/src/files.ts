@@ -1,0 +1,197 @@
+// The owner of a job's file rows (job_files): one row type and the named operations the
+// services use on them, instead of each service selecting its own shape and writing raw SQL.
+// Also where a bin's layout is computed from its rows, and an entry's name from what a
+// response or probe said about its file.
+import { deriveEntryName } from '@ap/contract';
+import type { Db } from '@ap/db';
+import { planZip, type CrcCheckpoint, type ZipLayout } from '@ap/zip';
+
+/** Db, or the client of a transaction on it. */
+export type DbTx = Db | Parameters<Parameters<Db['$transaction']>[0]>[0];
+
+/** A job's file as job_files holds it. */
+export interface JobFileRow {
+  /** 0-based input position. */
+  position: number;
+  url: string;
+  /** The name the client gave, if any. */
+  filename: string | null;
+  /** Probed (or, for a single-ZIP bin, written) size; null when not known. */
+  size: bigint | null;
+  /** Validators seen when it was probed or written. */
+  etag: string | null;
+  lastModified: string | null;
+  /** Name of its entry in its ZIP (derived, sanitised, de-duplicated); null until known. */
+  entryName: string | null;
+  /** CRC-32 of the body once learned (stored signed: read `>>> 0`). */
+  crc32: number | null;
+  /** Resume checkpoint while the CRC is not known: CRC-32 of the first crcPrefixLen bytes. */
+  crcPrefix: number | null;
+  crcPrefixLen: bigint | null;
+  zipId: string | null;
+  /** Why its URL failed; null when fine. */
+  error: string | null;
+}
+
+/** A file of a bin, as the packer and stream downloads read it: its bin is known, its URL did not fail. */
+export type BinFileRow = Omit<JobFileRow, 'zipId' | 'error'>;
+
+/** A file as the job's views show it. */
+export type JobFileView = Pick<JobFileRow, 'url' | 'filename' | 'error' | 'zipId'>;
+
+const BIN_FILE_SELECT = {
+  position: true,
+  url: true,
+  filename: true,
+  size: true,
+  etag: true,
+  lastModified: true,
+  entryName: true,
+  crc32: true,
+  crcPrefix: true,
+  crcPrefixLen: true,
+} as const;
+
+/** A job's files as created: in input order, all in `zipId` when the bin is known up front. */
+export async function insertJobFiles(tx: DbTx, jobId: string, files: readonly { url: string; filename?: string | null }[], zipId: string | null): Promise<void> {
+  // One statement for any number of files (20,000 rows in a few tens of ms).
+  await tx.$executeRaw`
+    INSERT INTO job_files (job_id, position, url, filename, zip_id)
+    SELECT ${jobId}::uuid, f.position - 1, f.url, f.filename, ${zipId}
+      FROM unnest(${files.map((f) => f.url)}::text[], ${files.map((f) => f.filename ?? null)}::text[])
+           WITH ORDINALITY AS f(url, filename, position)`;
+}
+
+/** Every file of a job, to probe: in input order. */
+export function filesToProbe(db: DbTx, jobId: string): Promise<Pick<JobFileRow, 'position' | 'url' | 'filename'>[]> {
+  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true } });
+}
+
+/** What preparing learned of a file: its probe, entry name, failure and bin. */
+export type ProbedFileRecord = Pick<JobFileRow, 'position' | 'etag' | 'lastModified' | 'entryName' | 'error' | 'zipId'> & { size: number | null };
+
+/** Records every file's probe result and bin, in one statement. */
+export async function recordProbedFiles(tx: DbTx, jobId: string, files: readonly ProbedFileRecord[]): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE job_files AS f
+       SET size = u.size, etag = u.etag, last_modified = u.last_modified, entry_name = u.entry_name, error = u.error, zip_id = u.zip_id
+      FROM unnest(
+             ${files.map((f) => f.position)}::int[],
+             ${files.map((f) => (f.size === null ? null : String(f.size)))}::bigint[],
+             ${files.map((f) => f.etag)}::text[],
+             ${files.map((f) => f.lastModified)}::text[],
+             ${files.map((f) => f.entryName)}::text[],
+             ${files.map((f) => f.error)}::text[],
+             ${files.map((f) => f.zipId)}::text[]
+           ) AS u(position, size, etag, last_modified, entry_name, error, zip_id)
+     WHERE f.job_id = ${jobId}::uuid AND f.position = u.position`;
+}
+
+/** The files of a bin whose URL has not failed, in archive order. */
+export function binFiles(db: DbTx, zipId: string): Promise<BinFileRow[]> {
+  return db.jobFile.findMany({ where: { zipId, error: null }, orderBy: { position: 'asc' }, select: BIN_FILE_SELECT });
+}
+
+/** A job's files as its views show them, in input order. */
+export function jobFileViews(db: DbTx, jobId: string): Promise<JobFileView[]> {
+  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true } });
+}
+
+/** URLs that failed, with why: listed under their URLs in the job's view. */
+export async function recordFileErrors(tx: DbTx, jobId: string, failures: readonly { position: number; error: string }[]): Promise<void> {
+  for (const f of failures) {
+    await tx.jobFile.update({ where: { jobId_position: { jobId, position: f.position } }, data: { error: f.error } });
+  }
+}
+
+/**
+ * Entries as they went into a ZIP: name and size, and the validators of the responses they came
+ * from when given (given by none, the probed ones stay). One statement for 10,000 small files.
+ */
+export async function recordEntries(
+  tx: DbTx,
+  jobId: string,
+  entries: readonly { position: number; entryName: string; size: number; etag?: string | null; lastModified?: string | null }[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  const positions = entries.map((e) => e.position);
+  const names = entries.map((e) => e.entryName);
+  const sizes = entries.map((e) => String(e.size));
+  if (entries.every((e) => e.etag === undefined && e.lastModified === undefined)) {
+    await tx.$executeRaw`
+      UPDATE job_files AS f SET entry_name = u.entry_name, size = u.size
+        FROM unnest(${positions}::int[], ${names}::text[], ${sizes}::bigint[]) AS u(position, entry_name, size)
+       WHERE f.job_id = ${jobId}::uuid AND f.position = u.position`;
+    return;
+  }
+  await tx.$executeRaw`
+    UPDATE job_files AS f SET entry_name = u.name, size = u.size, etag = u.etag, last_modified = u.last_modified
+      FROM unnest(${positions}::int[], ${names}::text[], ${sizes}::bigint[],
+                  ${entries.map((e) => e.etag ?? null)}::text[], ${entries.map((e) => e.lastModified ?? null)}::text[]) AS u(position, name, size, etag, last_modified)
+     WHERE f.job_id = ${jobId}::uuid AND f.position = u.position`;
+}
+
+/**
+ * A bin packed again from its start: what an earlier attempt recorded for a resume (CRCs,
+ * checkpoints) no longer applies; an as-written bin's names, sizes and validators come from the
+ * new responses.
+ */
+export async function resetBinFilesForRepack(db: DbTx, zipId: string, asWritten: boolean): Promise<void> {
+  await db.jobFile.updateMany({
+    where: { zipId, error: null },
+    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
+  });
+}
+
+/** Learned CRC-32s, in one statement; a file's checkpoint goes with it. Stored `crc | 0`. */
+export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; position: number; crc: number }[]): Promise<void> {
+  if (crcs.length === 0) return;
+  await db.$executeRaw`
+    UPDATE job_files AS f SET crc32 = v.crc, crc_prefix = NULL, crc_prefix_length = NULL
+    FROM unnest(${crcs.map((c) => c.jobId)}::uuid[], ${crcs.map((c) => c.position)}::int[], ${crcs.map((c) => c.crc | 0)}::int[]) AS v(job_id, position, crc)
+    WHERE f.job_id = v.job_id AND f.position = v.position`;
+}
+
+/** A resume checkpoint of a body whose CRC is not known, only ever moved forward. */
+export async function recordCrcCheckpoint(db: DbTx, jobId: string, position: number, state: CrcCheckpoint): Promise<void> {
+  // Only forward: a later, shorter disconnect must not undo a longer checkpoint.
+  await db.$executeRaw`
+    UPDATE job_files SET crc_prefix = ${state.crc | 0}, crc_prefix_length = ${BigInt(state.length)}
+    WHERE job_id = ${jobId}::uuid AND position = ${position} AND crc32 IS NULL
+      AND (crc_prefix_length IS NULL OR crc_prefix_length < ${BigInt(state.length)})`;
+}
+
+/** A retry from the last checkpoint: the files of the bins run again are no longer failed. */
+export async function clearFileErrors(tx: DbTx, jobId: string, zipIds: readonly string[]): Promise<void> {
+  await tx.jobFile.updateMany({ where: { jobId, zipId: { in: [...zipIds] } }, data: { error: null } });
+}
+
+/** A retry from scratch: the files are as created, in no bin. */
+export async function resetJobFiles(tx: DbTx, jobId: string): Promise<void> {
+  await tx.jobFile.updateMany({
+    where: { jobId },
+    // A re-probe may find changed files: no CRC or checkpoint of the old bytes may survive.
+    data: { zipId: null, size: null, etag: null, lastModified: null, entryName: null, crc32: null, crcPrefix: null, crcPrefixLen: null, error: null },
+  });
+}
+
+/** Every file of the job goes into the one bin `zipId` (a plain stored job's single ZIP). */
+export async function assignJobFilesToBin(tx: DbTx, jobId: string, zipId: string): Promise<void> {
+  await tx.jobFile.updateMany({ where: { jobId }, data: { zipId } });
+}
+
+/** The ZIP layout of a bin whose files all have their entry name and size. */
+export function layoutOfFiles(files: readonly Pick<JobFileRow, 'entryName' | 'size'>[], mtime: Date): ZipLayout {
+  return planZip(
+    files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
+    { mtime },
+  );
+}
+
+/**
+ * A file's entry name (before de-duplication) from what its probe or response said: the name
+ * the client gave, else the response's Content-Disposition, else the final URL, else by position.
+ */
+export function entryNameOf(file: Pick<JobFileRow, 'position' | 'filename'>, seen: { contentDisposition?: string | null; finalUrl: string }): string {
+  return deriveEntryName({ givenFilename: file.filename, contentDisposition: seen.contentDisposition, finalUrl: seen.finalUrl, index: file.position + 1 });
+}
