@@ -14,7 +14,18 @@
 import { createEntryNameDeduper } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { entryNameOf, layoutOfFiles, mapLimit, recordEntries, type BinFileRow } from '@ap/jobs';
+import {
+  binUploadParts,
+  entryNameOf,
+  forgetBinUpload,
+  layoutOfFiles,
+  mapLimit,
+  markBinUploadNotResumable,
+  recordBinPart,
+  recordBinUpload,
+  recordEntries,
+  type BinFileRow,
+} from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
 import { sliceRange, streamEtag, ZipSizer, type ZipLayout } from '@ap/zip';
@@ -103,7 +114,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   onStart(uploadId: string): void {
     this.uploadId = uploadId;
     const uploadLayout = this.valid ? this.plan.id : null;
-    void this.write(() => this.db.zip.update({ where: { id: this.zipId }, data: { uploadId, uploadLayout } }));
+    void this.write(() => recordBinUpload(this.db, this.zipId, uploadId, uploadLayout));
   }
 
   onPart(uploadId: string, part: UploadedPart): void {
@@ -112,7 +123,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
     void this.write(async () => {
       await this.crcStore.flush();
       await this.recordStarted();
-      await recordPart(this.db, this.zipId, uploadId, part, this.plan.partSize);
+      await recordBinPart(this.db, this.zipId, uploadId, part, this.plan.partSize);
     });
   }
 
@@ -134,7 +145,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   private invalidate(): void {
     if (!this.valid) return;
     this.valid = false;
-    void this.write(() => this.db.zip.update({ where: { id: this.zipId }, data: { uploadLayout: null } }));
+    void this.write(() => markBinUploadNotResumable(this.db, this.zipId));
   }
 
   private write(run: () => Promise<unknown>): Promise<void> {
@@ -148,21 +159,11 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   }
 }
 
-function recordPart(db: Db, zipId: string, uploadId: string, part: UploadedPart, partSize: number) {
-  const row = { etag: part.etag, size: BigInt(part.size), offset: BigInt((part.partNumber - 1) * partSize) };
-  return db.zipPart.upsert({
-    where: { zipId_uploadId_partNumber: { zipId, uploadId, partNumber: part.partNumber } },
-    create: { zipId, uploadId, partNumber: part.partNumber, ...row },
-    update: row,
-  });
-}
-
 /** Forgets a bin's recorded upload, and asks the store (when given) to drop its parts. */
 export async function dropRecordedUpload(db: Db, store: ObjectStore | null, zip: { id: string; uploadId: string | null }, key: string): Promise<void> {
   if (!zip.uploadId) return;
   await store?.abortUpload(key, zip.uploadId);
-  await db.zipPart.deleteMany({ where: { zipId: zip.id } });
-  await db.zip.update({ where: { id: zip.id }, data: { uploadId: null, uploadLayout: null } });
+  await forgetBinUpload(db, zip.id);
 }
 
 export interface ResumeDeps {
@@ -192,7 +193,7 @@ export async function resumeUpload(
   signal: AbortSignal,
 ): Promise<ResumedBin | null> {
   const { db, store, log } = deps;
-  const rows = await db.zipPart.findMany({ where: { zipId: bin.zipId, uploadId: bin.uploadId }, orderBy: { partNumber: 'asc' } });
+  const rows = await binUploadParts(db, bin.zipId, bin.uploadId);
   if (rows.length === 0) return null;
   const laid = plan.kind === 'fixed' ? { layout: plan.layout, inputs: files, recordedEnd: plan.layout.totalSize } : await layOutAsWritten(deps, files, bin.mtime, signal);
   if (!laid || laid.layout.totalSize > bin.archiveLimit) return null;
@@ -229,7 +230,7 @@ export async function resumeUpload(
       signal,
       onPart: async (part) => {
         await crcStore.flush();
-        await recordPart(db, bin.zipId, bin.uploadId, part, plan.partSize).catch(() => undefined);
+        await recordBinPart(db, bin.zipId, bin.uploadId, part, plan.partSize).catch(() => undefined);
       },
     });
     return { object, entries: laid.inputs.map((f, i) => ({ position: f.position, entryName: layout.entries[i]!.name.toString('utf8'), size: Number(f.size) })) };

@@ -7,6 +7,19 @@ import { createDb, type Db } from '@ap/db';
 import { planZip } from '@ap/zip';
 import {
   binFiles,
+  binLeaseRemainingMs,
+  binUploadParts,
+  binWithJob,
+  createBins,
+  forgetBinUpload,
+  markBinCompleted,
+  markBinFailed,
+  markBinUploadNotResumable,
+  recordBinPart,
+  recordBinUpload,
+  releaseBinLease,
+  renewBinLease,
+  takeBinLease,
   entryNameOf,
   insertJobFiles,
   jobFileViews,
@@ -24,14 +37,22 @@ beforeAll(() => {
   db = createDb(process.env.DATABASE_URL!, 2);
 });
 afterAll(async () => {
+  await db.user.deleteMany({ where: { id: { in: users } } });
   await db.$disconnect();
 });
 
+const users: string[] = [];
+
+/**
+ * A job with one bin holding these files. The job is marked completed so that no reconciler
+ * run (other test files share this database) takes its bins for lost work.
+ */
 async function newJob(urls: string[]): Promise<{ jobId: string; zipId: string }> {
   const user = await db.user.create({ data: { email: `files-${randomUUID()}@example.test` } });
+  users.push(user.id);
   const jobId = randomUUID();
   const zipId = `z-${randomUUID()}`;
-  await db.job.create({ data: { id: jobId, userId: user.id, status: 'pending', expiresIn: 3600, urlCount: urls.length, expiresAt: new Date(Date.now() + 3600_000) } });
+  await db.job.create({ data: { id: jobId, userId: user.id, status: 'completed', expiresIn: 3600, urlCount: urls.length, expiresAt: new Date(Date.now() + 3600_000) } });
   await db.zip.create({ data: { id: zipId, jobId, sequence: 1, filename: 'a.zip' } });
   await insertJobFiles(
     db,
@@ -94,5 +115,64 @@ describe('job_files operations', () => {
     expect(entryNameOf({ position: 0, filename: 'x/y.txt' }, { contentDisposition: 'attachment; filename="h.bin"', finalUrl: 'http://o/u.dat' })).toBe('x/y.txt');
     expect(entryNameOf({ position: 0, filename: null }, { contentDisposition: 'attachment; filename="h.bin"', finalUrl: 'http://o/u.dat' })).toBe('h.bin');
     expect(entryNameOf({ position: 0, filename: null }, { finalUrl: 'http://o/u.dat' })).toBe('u.dat');
+  });
+});
+
+describe('zips operations', () => {
+  it('a bin leased, renewed, released, completed once by its holder, its upload records cleared', async () => {
+    const { zipId } = await newJob(['http://o/a']);
+    const bin = { zipId, attempt: 0 };
+    expect(await takeBinLease(db, bin, 'one', 60_000)).toBe(true);
+    expect(await takeBinLease(db, bin, 'two', 60_000)).toBe(false);
+    const remaining = await binLeaseRemainingMs(db, bin);
+    expect(remaining).toBeGreaterThan(50_000);
+    expect(remaining).toBeLessThanOrEqual(60_000);
+    expect(await renewBinLease(db, bin, 'two', 60_000)).toBe(false);
+    expect(await renewBinLease(db, bin, 'one', 60_000)).toBe(true);
+    await releaseBinLease(db, zipId, 'two');
+    expect((await binWithJob(db, zipId))!.leaseOwner).toBe('one');
+    await releaseBinLease(db, zipId, 'one');
+    expect(await takeBinLease(db, bin, 'two', 60_000)).toBe(true);
+
+    await recordBinUpload(db, zipId, 'up-1', '5242880/as-written');
+    await recordBinPart(db, zipId, 'up-1', { partNumber: 2, etag: '"p2"', size: 10 }, 5242880);
+    await recordBinPart(db, zipId, 'up-1', { partNumber: 1, etag: '"p1"', size: 5242880 }, 5242880);
+    await recordBinPart(db, zipId, 'up-1', { partNumber: 1, etag: '"p1b"', size: 5242880 }, 5242880);
+    expect((await binUploadParts(db, zipId, 'up-1')).map((p) => [p.partNumber, p.etag, p.offset])).toEqual([
+      [1, '"p1b"', 0n],
+      [2, '"p2"', 5242880n],
+    ]);
+    await markBinUploadNotResumable(db, zipId);
+    expect((await binWithJob(db, zipId))!).toMatchObject({ uploadId: 'up-1', uploadLayout: null });
+
+    const done = { size: 123, etag: 'e', objectKey: 'k', fileCount: 1, completedAt: new Date() };
+    expect(await markBinCompleted(db, { zipId, attempt: 0, leaseOwner: 'one' }, done)).toBe(false);
+    expect(await markBinCompleted(db, { zipId, attempt: 0, leaseOwner: 'two' }, done)).toBe(true);
+    const row = (await binWithJob(db, zipId))!;
+    expect(row).toMatchObject({ status: 'completed', size: 123n, uploadId: null, uploadLayout: null, leaseOwner: null });
+    expect(row.job.id).toBe(row.jobId);
+    expect(await binUploadParts(db, zipId, 'up-1')).toEqual([]);
+    expect(await markBinFailed(db, bin, 'late')).toBe(false);
+  });
+
+  it('bins created by preparing (stream ones complete at once), failed under their attempt only; an upload forgotten', async () => {
+    const { jobId, zipId } = await newJob([]);
+    const now = new Date();
+    await createBins(db, jobId, 0, [{ id: `s-${randomUUID()}`, sequence: 2, filename: 'b.zip', fileCount: 2, plannedSize: 99 }], now);
+    await createBins(db, jobId, 0, [{ id: `p-${randomUUID()}`, sequence: 3, filename: 'c.zip', fileCount: 1, plannedSize: null }], null);
+    const bins = await db.zip.findMany({ where: { jobId }, orderBy: { sequence: 'asc' } });
+    expect(bins.map((b) => [b.sequence, b.status, b.plannedSize, b.size])).toEqual([
+      [1, 'pending', null, null],
+      [2, 'completed', 99n, 99n],
+      [3, 'pending', null, null],
+    ]);
+    expect(await markBinFailed(db, { zipId, attempt: 1 }, 'x')).toBe(false);
+    expect(await markBinFailed(db, { zipId, attempt: 0 }, 'boom')).toBe(true);
+    expect((await binWithJob(db, zipId))!).toMatchObject({ status: 'failed', error: 'boom' });
+    await recordBinUpload(db, zipId, 'up-2', null);
+    await recordBinPart(db, zipId, 'up-2', { partNumber: 1, etag: '"p"', size: 1 }, 5242880);
+    await forgetBinUpload(db, zipId);
+    expect((await binWithJob(db, zipId))!).toMatchObject({ uploadId: null, uploadLayout: null });
+    expect(await binUploadParts(db, zipId, 'up-2')).toEqual([]);
   });
 });

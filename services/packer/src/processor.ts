@@ -3,7 +3,7 @@ import { UnrecoverableError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFiles, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob } from '@ap/jobs';
+import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -31,13 +31,11 @@ export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayloa
 
 async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
   const failed = await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.zip.updateMany({
-      where: { id: payload.zipId, attempt: payload.attempt, status: { in: ['pending', 'processing'] } },
-      // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
-      data: { status: 'failed', error: err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err), leaseOwner: null, leaseExpiresAt: null },
-    });
-    if (count && err instanceof UrlFailure) await recordFileErrors(tx, payload.jobId, err.failures);
-    return count > 0;
+    // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
+    const error = err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err);
+    const marked = await markBinFailed(tx, payload, error);
+    if (marked && err instanceof UrlFailure) await recordFileErrors(tx, payload.jobId, err.failures);
+    return marked;
   });
   if (failed) await settleJob(ctx.db, payload.jobId);
 }
@@ -51,7 +49,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
  */
 export async function packBin(ctx: ServiceContext, payload: PackPayload): Promise<void> {
   const { db, store, log } = ctx;
-  const zip = await db.zip.findUnique({ where: { id: payload.zipId }, include: { job: true } });
+  const zip = await binWithJob(db, payload.zipId);
   if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return; // superseded by a retry
   if (zip.status === 'completed' || zip.status === 'failed') return;
   const job = zip.job;
@@ -96,25 +94,10 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
 
     const now = new Date();
     const recorded = await db.$transaction(async (tx) => {
-      const { count } = await tx.zip.updateMany({
-        where: { id: zip.id, attempt: payload.attempt, status: 'processing', leaseOwner: lease.owner },
-        data: {
-          status: 'completed',
-          size: BigInt(object.size),
-          etag: object.etag,
-          objectKey: key,
-          fileCount: packaged.length,
-          completedAt: now,
-          uploadId: null,
-          uploadLayout: null,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-        },
-      });
-      if (count === 0) return false;
+      const bin = { zipId: zip.id, attempt: payload.attempt, leaseOwner: lease.owner };
+      if (!(await markBinCompleted(tx, bin, { size: object.size, etag: object.etag, objectKey: key, fileCount: packaged.length, completedAt: now }))) return false;
       await recordEntries(tx, job.id, packaged);
       await recordFileErrors(tx, job.id, urlErrors);
-      await tx.zipPart.deleteMany({ where: { zipId: zip.id } });
       return true;
     });
     // The object is the same bytes its new holder writes; its record is theirs to make.

@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
+import { createBins, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
 import type { PreparePayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { packBins, zipSize } from '@ap/zip';
@@ -114,18 +114,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
         : { status: 'pending', zipCount: bins.length },
     });
     if (count === 0) return false;
-    await tx.zip.createMany({
-      data: bins.map((b) => ({
-        id: b.id,
-        jobId: job.id,
-        sequence: b.sequence,
-        filename: b.filename,
-        fileCount: b.fileCount,
-        plannedSize: b.plannedSize === null ? null : BigInt(b.plannedSize),
-        attempt: job.attempt,
-        ...(stream ? { status: 'completed' as const, size: b.plannedSize === null ? null : BigInt(b.plannedSize), completedAt: now } : {}),
-      })),
-    });
+    await createBins(tx, job.id, job.attempt, bins, stream ? now : null);
     await recordProbedFiles(tx, job.id, probed);
     return true;
   });
