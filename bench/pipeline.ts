@@ -15,7 +15,7 @@ import { loadConfig } from '@ap/config';
 import { createUserWithKey } from '@ap/api';
 import { createDb } from '@ap/db';
 import { createFetcher } from '@ap/fetch';
-import { writeArchive } from '@ap/packer';
+import { writeArchive } from '@ap/archive';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/runtime';
 import { freePort } from '../scripts/embedded';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '@ap/db';
 import { enqueue, type WorkQueues } from './queues';
+import { insertJobFiles } from './files';
 import { newZipId } from './ids';
 
 export interface NewJob {
@@ -62,12 +63,7 @@ export async function createJob(
     if (zipId) {
       await tx.zip.create({ data: { id: zipId, jobId: id, sequence: 1, filename: zipFilename!, fileCount: input.files.length } });
     }
-    // One statement for any number of files (20,000 rows in a few tens of ms).
-    await tx.$executeRaw`
-      INSERT INTO job_files (job_id, position, url, filename, zip_id)
-      SELECT ${id}::uuid, f.position - 1, f.url, f.filename, ${zipId}
-        FROM unnest(${input.files.map((f) => f.url)}::text[], ${input.files.map((f) => f.filename ?? null)}::text[])
-             WITH ORDINALITY AS f(url, filename, position)`;
+    await insertJobFiles(tx, id, input.files, zipId);
   });
   try {
     if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });

@@ -1,6 +1,7 @@
 import type { Db } from '@ap/db';
 import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
+import { assignJobFilesToBin, clearFileErrors, resetJobFiles } from './files';
 import { newZipId } from './ids';
 import { deleteJobObjects } from './objects';
 import { enqueue, type WorkQueues } from './queues';
@@ -40,25 +41,21 @@ export async function retryJob(
     if (fromCheckpoint && (layoutKnown || !preparing)) {
       const rerun = job.zips.filter((z) => z.status !== 'completed').map((z) => z.id);
       await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null } });
-      await tx.jobFile.updateMany({ where: { jobId, zipId: { in: rerun } }, data: { error: null } });
+      await clearFileErrors(tx, jobId, rerun);
       await tx.job.update({ where: { id: jobId }, data: { status: 'pending' } });
       binsToRun.push(...rerun);
       return true;
     }
     // From scratch (or a split/stream job whose layout was never computed): back to the start.
     await tx.zip.deleteMany({ where: { jobId } });
-    await tx.jobFile.updateMany({
-      where: { jobId },
-      // A re-probe may find changed files: no CRC or checkpoint of the old bytes may survive.
-      data: { zipId: null, size: null, etag: null, lastModified: null, entryName: null, crc32: null, crcPrefix: null, crcPrefixLen: null, error: null },
-    });
+    await resetJobFiles(tx, jobId);
     if (preparing) {
       await tx.job.update({ where: { id: jobId }, data: { status: 'preparing', fileCount: 0, zipCount: 0, totalSize: 0 } });
     } else {
       // A plain stored job always has its single ZIP, created with the job.
       const zipId = newZipId();
       await tx.zip.create({ data: { id: zipId, jobId, sequence: 1, filename: job.zips[0]!.filename, fileCount: job.urlCount, attempt } });
-      await tx.jobFile.updateMany({ where: { jobId }, data: { zipId } });
+      await assignJobFilesToBin(tx, jobId, zipId);
       await tx.job.update({ where: { id: jobId }, data: { status: 'pending', fileCount: 0, zipCount: 1, totalSize: 0 } });
       binsToRun.push(zipId);
     }

@@ -4,3 +4,4 @@ export { planZip, renderSegment, sliceRange, zipSize, ZipSizer, type PlacedEntry
 export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
 export { newZipFile, YAZL_ENTRY_OPTIONS } from './yazl-options';
 export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, type CrcPlan, type StreamInputValidators } from './stream-plan';
+export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, type BuiltRange, type KnownCrcs, type RangePiece, type RangePlan } from './range';

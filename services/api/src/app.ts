@@ -12,7 +12,7 @@ import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
-import type { LayoutReaderOptions } from '@ap/packer';
+import type { LayoutReaderOptions } from '@ap/archive';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
 

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
 import type { Db } from '@ap/db';
+import { binLeaseRemainingMs, releaseBinLease, renewBinLease, takeBinLease } from '@ap/jobs';
 
 /** Another packer holds the bin's lease: this delivery should come back after `retryInMs`. */
 export class BinBusy extends Error {
@@ -42,32 +43,21 @@ export class BinLease {
    * BinBusy while another packer's lease runs.
    */
   async acquire(): Promise<boolean> {
-    const taken = await this.db.$executeRaw`
-      UPDATE zips SET status = 'processing', error = NULL, lease_owner = ${this.owner},
-             lease_expires_at = now() + ${this.leaseMs}::int * interval '1 millisecond', updated_at = now()
-       WHERE id = ${this.bin.zipId} AND attempt = ${this.bin.attempt} AND status IN ('pending', 'processing')
-         AND (lease_owner IS NULL OR lease_expires_at < now())`;
-    if (taken) return true;
-    const [held] = await this.db.$queryRaw<{ remaining_ms: number }[]>`
-      SELECT GREATEST(0, EXTRACT(EPOCH FROM lease_expires_at - now()) * 1000)::float8 AS remaining_ms
-        FROM zips
-       WHERE id = ${this.bin.zipId} AND attempt = ${this.bin.attempt} AND status = 'processing' AND lease_owner IS NOT NULL`;
-    if (!held) return false;
+    if (await takeBinLease(this.db, this.bin, this.owner, this.leaseMs)) return true;
+    const remainingMs = await binLeaseRemainingMs(this.db, this.bin);
+    if (remainingMs === null) return false;
     // A little past the lease's end, so a holder that died is surely out of time.
-    throw new BinBusy(Math.ceil(held.remaining_ms) + 250);
+    throw new BinBusy(Math.ceil(remainingMs) + 250);
   }
 
   /** Extends the lease; false when the bin is no longer this packer's. */
   async renew(): Promise<boolean> {
-    const renewed = await this.db.$executeRaw`
-      UPDATE zips SET lease_expires_at = now() + ${this.leaseMs}::int * interval '1 millisecond', updated_at = now()
-       WHERE id = ${this.bin.zipId} AND attempt = ${this.bin.attempt} AND status = 'processing' AND lease_owner = ${this.owner}`;
-    return renewed > 0;
+    return renewBinLease(this.db, this.bin, this.owner, this.leaseMs);
   }
 
   /** Lets the next delivery take the bin at once (after a failure it will retry). */
   async release(): Promise<void> {
-    await this.db.zip.updateMany({ where: { id: this.bin.zipId, leaseOwner: this.owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+    await releaseBinLease(this.db, this.bin.zipId, this.owner);
   }
 }
 

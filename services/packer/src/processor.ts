@@ -3,14 +3,12 @@ import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { objectKeyFor, settleJob } from '@ap/jobs';
+import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
-import { UrlFailure, writeArchive, type ArchiveResult } from './archive';
-import { CrcStore } from './crc-store';
+import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
-import { dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, type BinFile, type UploadPlan } from './resume';
 
 export interface PackerOptions {
   /**
@@ -40,26 +38,21 @@ export function createPackerProcessor(ctx: ServiceContext, options: PackerOption
         ctx.log.info({ jobId: message.data.jobId, zipId: message.data.zipId }, 'bin left to its new state or holder');
         return;
       }
-      const final = err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
+      const final = err instanceof BinFailure || err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
       if (final) await failBin(ctx, message.data, err);
-      throw err;
+      // A bin failure is final: the queue is told not to retry it.
+      throw err instanceof BinFailure ? new UnrecoverableError(err.message) : err;
     }
   };
 }
 
 async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
   const failed = await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.zip.updateMany({
-      where: { id: payload.zipId, attempt: payload.attempt, status: { in: ['pending', 'processing'] } },
-      // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
-      data: { status: 'failed', error: err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err), leaseOwner: null, leaseExpiresAt: null },
-    });
-    if (count && err instanceof UrlFailure) {
-      for (const f of err.failures) {
-        await tx.jobFile.update({ where: { jobId_position: { jobId: payload.jobId, position: f.position } }, data: { error: f.error } });
-      }
-    }
-    return count > 0;
+    // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
+    const error = err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err);
+    const marked = await markBinFailed(tx, payload, error);
+    if (marked && err instanceof UrlFailure) await recordFileErrors(tx, payload.jobId, err.failures);
+    return marked;
   });
   if (failed) {
     metrics.binsTotal.inc({ result: 'failed' });
@@ -76,7 +69,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
  */
 export async function packBin(ctx: ServiceContext, payload: PackPayload, stopping?: AbortSignal): Promise<void> {
   const { db, store, log } = ctx;
-  const zip = await db.zip.findUnique({ where: { id: payload.zipId }, include: { job: true } });
+  const zip = await binWithJob(db, payload.zipId);
   if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return; // superseded by a retry
   if (zip.status === 'completed' || zip.status === 'failed') return;
   const job = zip.job;
@@ -88,11 +81,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, stoppin
   await settleJob(db, job.id);
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
-  const files: BinFile[] = await db.jobFile.findMany({
-    where: { zipId: zip.id, error: null },
-    orderBy: { position: 'asc' },
-    select: { position: true, url: true, filename: true, size: true, entryName: true, etag: true, lastModified: true, crc32: true, crcPrefix: true, crcPrefixLen: true },
-  });
+  const files: BinFile[] = await binFiles(db, zip.id);
   const split = job.maxZipSizeBytes !== null;
   const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
 
@@ -129,31 +118,10 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, stoppin
 
     const now = new Date();
     const recorded = await db.$transaction(async (tx) => {
-      const { count } = await tx.zip.updateMany({
-        where: { id: zip.id, attempt: payload.attempt, status: 'processing', leaseOwner: lease.owner },
-        data: {
-          status: 'completed',
-          size: BigInt(object.size),
-          etag: object.etag,
-          objectKey: key,
-          fileCount: packaged.length,
-          completedAt: now,
-          uploadId: null,
-          uploadLayout: null,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-        },
-      });
-      if (count === 0) return false;
-      await tx.$executeRaw`
-        UPDATE job_files AS f SET entry_name = u.entry_name, size = u.size
-          FROM unnest(${packaged.map((p) => p.position)}::int[], ${packaged.map((p) => p.entryName)}::text[], ${packaged.map((p) => String(p.size))}::bigint[])
-               AS u(position, entry_name, size)
-         WHERE f.job_id = ${job.id}::uuid AND f.position = u.position`;
-      for (const e of urlErrors) {
-        await tx.jobFile.update({ where: { jobId_position: { jobId: job.id, position: e.position } }, data: { error: e.error } });
-      }
-      await tx.zipPart.deleteMany({ where: { zipId: zip.id } });
+      const bin = { zipId: zip.id, attempt: payload.attempt, leaseOwner: lease.owner };
+      if (!(await markBinCompleted(tx, bin, { size: object.size, etag: object.etag, objectKey: key, fileCount: packaged.length, completedAt: now }))) return false;
+      await recordEntries(tx, job.id, packaged);
+      await recordFileErrors(tx, job.id, urlErrors);
       return true;
     });
     // The object is the same bytes its new holder writes; its record is theirs to make.
@@ -189,10 +157,7 @@ async function packFromStart(
   // What an earlier attempt recorded for a resume no longer applies. A single-ZIP bin's names
   // and sizes come from the responses, not from those records.
   const asWritten = bin.plan?.kind === 'as-written';
-  await db.jobFile.updateMany({
-    where: { zipId: bin.zipId, error: null },
-    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
-  });
+  await resetBinFilesForRepack(db, bin.zipId, asWritten);
   const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
@@ -216,7 +181,7 @@ async function packFromStart(
       // The entry's bytes are already in the archive: the bin must start over. With
       // fail_on_url_error false the URL is recorded as failed first, so the next attempt skips it.
       onBrokenBody: async (file, error) => {
-        await db.jobFile.update({ where: { jobId_position: { jobId: job.id, position: file.position } }, data: { error } });
+        await recordFileErrors(db, job.id, [{ position: file.position, error }]);
       },
     });
     zipfile.end();

@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
-import { dedupeEntryNames, deriveEntryName, renderZipFilenames } from '@ap/contract';
-import { enqueue, mapLimit, newZipId, type WorkQueues } from '@ap/jobs';
+import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
+import { createBins, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
 import type { PreparePayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { packBins, zipSize } from '@ap/zip';
@@ -8,16 +8,7 @@ import { packBins, zipSize } from '@ap/zip';
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
 
-interface ProbedFile {
-  position: number;
-  url: string;
-  size: number | null;
-  etag: string | null;
-  lastModified: string | null;
-  entryName: string | null;
-  error: string | null;
-  zipId: string | null;
-}
+type ProbedFile = ProbedFileRecord & { url: string };
 
 interface Bin {
   positions: number[];
@@ -41,7 +32,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   const { db, fetcher, log } = ctx;
   const job = await db.job.findUnique({ where: { id: payload.jobId } });
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
-  const rows = await db.jobFile.findMany({ where: { jobId: job.id }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true } });
+  const rows = await filesToProbe(db, job.id);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
@@ -58,7 +49,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
         size: result.size,
         etag: result.etag ?? null,
         lastModified: result.lastModified ?? null,
-        entryName: deriveEntryName({ givenFilename: row.filename, contentDisposition: result.contentDisposition, finalUrl: result.finalUrl, index: row.position + 1 }),
+        entryName: entryNameOf(row, result),
         error: sizeUnknown ? 'size unknown (no Content-Length or Content-Range)' : null,
       };
     });
@@ -90,7 +81,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
         const f = probed.find((p) => p.position === failure.position)!;
         f.error = failure.error;
       }
-      await writeFiles(tx, job.id, probed);
+      await recordProbedFiles(tx, job.id, probed);
     });
     log.info({ jobId: job.id, error: failure.error }, 'job failed while preparing');
     return;
@@ -123,19 +114,8 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
         : { status: 'pending', zipCount: bins.length },
     });
     if (count === 0) return false;
-    await tx.zip.createMany({
-      data: bins.map((b) => ({
-        id: b.id,
-        jobId: job.id,
-        sequence: b.sequence,
-        filename: b.filename,
-        fileCount: b.fileCount,
-        plannedSize: b.plannedSize === null ? null : BigInt(b.plannedSize),
-        attempt: job.attempt,
-        ...(stream ? { status: 'completed' as const, size: b.plannedSize === null ? null : BigInt(b.plannedSize), completedAt: now } : {}),
-      })),
-    });
-    await writeFiles(tx, job.id, probed);
+    await createBins(tx, job.id, job.attempt, bins, stream ? now : null);
+    await recordProbedFiles(tx, job.id, probed);
     return true;
   });
   if (!won || stream) return;
@@ -162,23 +142,4 @@ function computeLayout(usable: ProbedFile[], job: { maxZipSizeBytes: bigint | nu
   );
   if (!packed.ok) return { ok: false, error: packed.error, position: packed.index };
   return { ok: true, bins: packed.bins.map((b) => ({ positions: b.indexes, size: b.size })) };
-}
-
-type Tx = Parameters<Parameters<ServiceContext['db']['$transaction']>[0]>[0];
-
-/** Writes every file's probe result and bin in one statement. */
-async function writeFiles(tx: Tx, jobId: string, files: ProbedFile[]): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE job_files AS f
-       SET size = u.size, etag = u.etag, last_modified = u.last_modified, entry_name = u.entry_name, error = u.error, zip_id = u.zip_id
-      FROM unnest(
-             ${files.map((f) => f.position)}::int[],
-             ${files.map((f) => (f.size === null ? null : String(f.size)))}::bigint[],
-             ${files.map((f) => f.etag)}::text[],
-             ${files.map((f) => f.lastModified)}::text[],
-             ${files.map((f) => f.entryName)}::text[],
-             ${files.map((f) => f.error)}::text[],
-             ${files.map((f) => f.zipId)}::text[]
-           ) AS u(position, size, etag, last_modified, entry_name, error, zip_id)
-     WHERE f.job_id = ${jobId}::uuid AND f.position = u.position`;
 }

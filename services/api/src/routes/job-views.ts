@@ -1,6 +1,7 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
 import { renderZipFilenames } from '@ap/contract';
 import type { Prisma } from '@ap/db';
+import type { JobFileView } from '@ap/jobs';
 import { iso } from '../http/serialize';
 
 export const jobListSelect = {
@@ -23,22 +24,11 @@ export const jobFullInclude = {
   zips: { orderBy: { sequence: 'asc' } },
 } satisfies Prisma.JobInclude;
 
-/**
- * A job's files, read on their own rather than as a nested include: Prisma's include costs
- * about twice the CPU for the same rows, and a job may hold tens of thousands of files that a
- * client polling the job reads on every poll.
- */
-export const jobFileViewQuery = (jobId: string) =>
-  ({
-    where: { jobId },
-    orderBy: { position: 'asc' },
-    select: { url: true, filename: true, error: true, zipId: true },
-  }) satisfies Prisma.JobFileFindManyArgs;
-
 type ListRow = Prisma.JobGetPayload<{ select: typeof jobListSelect }>;
-type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }> & {
-  files: Prisma.JobFileGetPayload<ReturnType<typeof jobFileViewQuery>>[];
-};
+// A job's files are read on their own (@ap/jobs jobFileViews) rather than as a nested include:
+// Prisma's include costs about twice the CPU for the same rows, and a job may hold tens of
+// thousands of files that a client polling the job reads on every poll.
+type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }> & { files: JobFileView[] };
 
 export interface ViewContext {
   now: Date;

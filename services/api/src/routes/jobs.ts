@@ -9,7 +9,7 @@ import {
   retrySchema,
 } from '@ap/contract';
 import type { Db, Prisma } from '@ap/db';
-import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
+import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
 import type { ObjectStore } from '@ap/storage';
@@ -17,7 +17,7 @@ import { authOf } from '../http/auth';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
 import { storedQuotaExceeded } from '../domain/quota';
-import { jobFileViewQuery, jobFull, jobFullInclude, jobListItem, jobListSelect, type ViewContext } from './job-views';
+import { jobFull, jobFullInclude, jobListItem, jobListSelect, type ViewContext } from './job-views';
 
 export interface JobsDeps {
   db: Db;
@@ -120,7 +120,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const id = req.params.id;
     const job = isUuid(id) ? await db.job.findFirst({ where: { id, userId: user.id }, include: jobFullInclude }) : null;
     if (!job) throw new ApiError('NOT_FOUND', 'job not found');
-    const files = await db.jobFile.findMany(jobFileViewQuery(job.id));
+    const files = await jobFileViews(db, job.id);
     res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) });
   });
 

@@ -7,10 +7,11 @@ import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
+import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
-import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/packer';
-import { newZipFile, planZip, sliceRange, streamEtag } from '@ap/zip';
+import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
+import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
 
@@ -40,11 +41,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     if (!user.overageEnabled && (await streamQuotaExceeded(deps.db, user))) {
       throw new ApiError('QUOTA_EXCEEDED', 'the monthly stream quota of your plan is used up and overage is disabled');
     }
-    const rows = await deps.db.jobFile.findMany({
-      where: { zipId, error: null },
-      orderBy: { position: 'asc' },
-      select: { position: true, url: true, size: true, etag: true, lastModified: true, entryName: true, crc32: true, crcPrefixLen: true, crcPrefix: true },
-    });
+    const rows = await binFiles(deps.db, zipId);
     const ctx = { zipId, jobId: zip.jobId, userId: user.id };
     if (zip.size === null || rows.some((r) => r.size === null)) {
       // No length, so no ranges: a chunked 200.
@@ -54,7 +51,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     }
 
     const mtime = zip.job.createdAt;
-    const layout = planZip(rows.map((r) => ({ name: r.entryName!, size: Number(r.size) })), { mtime });
+    const layout = layoutOfFiles(rows, mtime);
     if (layout.totalSize !== Number(zip.size)) throw new Error(`stream zip ${zipId}: layout ${layout.totalSize} != recorded ${zip.size}`);
     const { inputs, crcs } = layoutInputsOf(rows);
 
@@ -104,7 +101,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
   async function serveUnknownSize(
     req: Request,
     res: Response,
-    rows: { position: number; url: string; size: bigint | null; entryName: string | null }[],
+    rows: BinFileRow[],
     mtime: Date,
     ctx: { zipId: string; jobId: string; userId: string },
   ): Promise<void> {

@@ -11,30 +11,30 @@
 // - A single-ZIP bin learns each entry's name and size from its response ("as-written"): each
 //   entry is recorded as it starts, and a resume probes the files not reached yet (as the
 //   preparer does) to lay out the rest.
-import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
+import { createEntryNameDeduper } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { mapLimit } from '@ap/jobs';
+import {
+  binUploadParts,
+  entryNameOf,
+  forgetBinUpload,
+  layoutOfFiles,
+  mapLimit,
+  markBinUploadNotResumable,
+  recordBinPart,
+  recordBinUpload,
+  recordEntries,
+  type BinFileRow,
+} from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
-import { planZip, sliceRange, streamEtag, ZipSizer, type ZipLayout } from '@ap/zip';
+import { sliceRange, streamEtag, ZipSizer, type ZipLayout } from '@ap/zip';
 import type { BodyObserver } from './archive';
 import { CrcStore } from './crc-store';
 import { LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf } from './layout-reader';
 
 /** A bin's file as the packer loads it. */
-export interface BinFile {
-  position: number;
-  url: string;
-  filename: string | null;
-  size: bigint | null;
-  entryName: string | null;
-  etag: string | null;
-  lastModified: string | null;
-  crc32: number | null;
-  crcPrefix: number | null;
-  crcPrefixLen: bigint | null;
-}
+export type BinFile = BinFileRow;
 
 /**
  * How a bin's upload can be resumed; `id` (part size, and the layout digest for a fixed
@@ -46,10 +46,7 @@ export function uploadPlan(split: boolean, files: readonly BinFile[], mtime: Dat
   if (!split) return { kind: 'as-written', partSize, id: `${partSize}/as-written` };
   // Split bins: every name and size was settled while preparing.
   if (files.length === 0 || files.some((f) => f.size === null || f.entryName === null)) return null;
-  const layout = planZip(
-    files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
-    { mtime },
-  );
+  const layout = layoutOfFiles(files, mtime);
   return { kind: 'fixed', layout, partSize, id: `${partSize}/${streamEtag(layout, files)}` };
 }
 
@@ -117,7 +114,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   onStart(uploadId: string): void {
     this.uploadId = uploadId;
     const uploadLayout = this.valid ? this.plan.id : null;
-    void this.write(() => this.db.zip.update({ where: { id: this.zipId }, data: { uploadId, uploadLayout } }));
+    void this.write(() => recordBinUpload(this.db, this.zipId, uploadId, uploadLayout));
   }
 
   onPart(uploadId: string, part: UploadedPart): void {
@@ -126,7 +123,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
     void this.write(async () => {
       await this.crcStore.flush();
       await this.recordStarted();
-      await recordPart(this.db, this.zipId, uploadId, part, this.plan.partSize);
+      await recordBinPart(this.db, this.zipId, uploadId, part, this.plan.partSize);
     });
   }
 
@@ -138,18 +135,17 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   /** Entries started since the last call, in one statement (10,000 small files, one part). */
   private async recordStarted(): Promise<void> {
     const rows = this.started.splice(0);
-    if (rows.length === 0) return;
-    await this.db.$executeRaw`
-      UPDATE job_files AS f SET entry_name = u.name, size = u.size, etag = u.etag, last_modified = u.last_modified
-        FROM unnest(${rows.map((r) => r.position)}::int[], ${rows.map((r) => r.name)}::text[], ${rows.map((r) => String(r.size))}::bigint[],
-                    ${rows.map((r) => r.etag)}::text[], ${rows.map((r) => r.lastModified)}::text[]) AS u(position, name, size, etag, last_modified)
-       WHERE f.job_id = ${this.jobId}::uuid AND f.position = u.position`;
+    await recordEntries(
+      this.db,
+      this.jobId,
+      rows.map((r) => ({ position: r.position, entryName: r.name, size: r.size, etag: r.etag, lastModified: r.lastModified })),
+    );
   }
 
   private invalidate(): void {
     if (!this.valid) return;
     this.valid = false;
-    void this.write(() => this.db.zip.update({ where: { id: this.zipId }, data: { uploadLayout: null } }));
+    void this.write(() => markBinUploadNotResumable(this.db, this.zipId));
   }
 
   private write(run: () => Promise<unknown>): Promise<void> {
@@ -163,21 +159,11 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   }
 }
 
-function recordPart(db: Db, zipId: string, uploadId: string, part: UploadedPart, partSize: number) {
-  const row = { etag: part.etag, size: BigInt(part.size), offset: BigInt((part.partNumber - 1) * partSize) };
-  return db.zipPart.upsert({
-    where: { zipId_uploadId_partNumber: { zipId, uploadId, partNumber: part.partNumber } },
-    create: { zipId, uploadId, partNumber: part.partNumber, ...row },
-    update: row,
-  });
-}
-
 /** Forgets a bin's recorded upload, and asks the store (when given) to drop its parts. */
 export async function dropRecordedUpload(db: Db, store: ObjectStore | null, zip: { id: string; uploadId: string | null }, key: string): Promise<void> {
   if (!zip.uploadId) return;
   await store?.abortUpload(key, zip.uploadId);
-  await db.zipPart.deleteMany({ where: { zipId: zip.id } });
-  await db.zip.update({ where: { id: zip.id }, data: { uploadId: null, uploadLayout: null } });
+  await forgetBinUpload(db, zip.id);
 }
 
 export interface ResumeDeps {
@@ -207,7 +193,7 @@ export async function resumeUpload(
   signal: AbortSignal,
 ): Promise<ResumedBin | null> {
   const { db, store, log } = deps;
-  const rows = await db.zipPart.findMany({ where: { zipId: bin.zipId, uploadId: bin.uploadId }, orderBy: { partNumber: 'asc' } });
+  const rows = await binUploadParts(db, bin.zipId, bin.uploadId);
   if (rows.length === 0) return null;
   const laid = plan.kind === 'fixed' ? { layout: plan.layout, inputs: files, recordedEnd: plan.layout.totalSize } : await layOutAsWritten(deps, files, bin.mtime, signal);
   if (!laid || laid.layout.totalSize > bin.archiveLimit) return null;
@@ -244,7 +230,7 @@ export async function resumeUpload(
       signal,
       onPart: async (part) => {
         await crcStore.flush();
-        await recordPart(db, bin.zipId, bin.uploadId, part, plan.partSize).catch(() => undefined);
+        await recordBinPart(db, bin.zipId, bin.uploadId, part, plan.partSize).catch(() => undefined);
       },
     });
     return { object, entries: laid.inputs.map((f, i) => ({ position: f.position, entryName: layout.entries[i]!.name.toString('utf8'), size: Number(f.size) })) };
@@ -279,14 +265,11 @@ async function layOutAsWritten(
   for (const [i, p] of probed.entries()) {
     if (!p.ok || p.size === null) return null;
     const f = files[recorded + i]!;
-    const entryName = names.take(deriveEntryName({ givenFilename: f.filename, contentDisposition: p.contentDisposition, finalUrl: p.finalUrl, index: f.position + 1 }));
+    const entryName = names.take(entryNameOf(f, p));
     rest.push({ ...f, entryName, size: BigInt(p.size), etag: p.etag ?? null, lastModified: p.lastModified ?? null, crc32: null, crcPrefix: null, crcPrefixLen: null });
   }
   const inputs = [...files.slice(0, recorded), ...rest];
-  const layout = planZip(
-    inputs.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
-    { mtime },
-  );
+  const layout = layoutOfFiles(inputs, mtime);
   const recordedEnd = recorded === 0 ? 0 : (layout.entries[recorded]?.offset ?? layout.centralOffset);
   return { layout, inputs, recordedEnd };
 }

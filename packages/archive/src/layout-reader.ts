@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import { crc32, crcsNeededUpfront, crcStart, planCrc, renderSegment, type CrcCheckpoint, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchError, type Fetcher, type OpenedBody } from '@ap/fetch';
+import type { BinFileRow } from '@ap/jobs';
 import type { CrcStore } from './crc-store';
 
 /** Tunables; tests and benches shrink them. */
@@ -34,16 +35,7 @@ export interface LayoutInput {
 }
 
 /** A layout's file as Postgres holds it (job_files), with what earlier passes learned. */
-export interface RecordedInput {
-  position: number;
-  url: string;
-  size: bigint | null;
-  etag: string | null;
-  lastModified: string | null;
-  crc32: number | null;
-  crcPrefix: number | null;
-  crcPrefixLen: bigint | null;
-}
+export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'>;
 
 /** The reader's inputs and the CRC-32s already known (by index), from the recorded files. */
 export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: LayoutInput[]; crcs: Map<number, number> } {

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { UnrecoverableError } from 'bullmq';
 import yazl from 'yazl';
-import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
+import { createEntryNameDeduper } from '@ap/contract';
 import { FetchError, type Fetcher, type OpenedBody } from '@ap/fetch';
+import { entryNameOf } from '@ap/jobs';
 import { YAZL_ENTRY_OPTIONS, ZipSizer } from '@ap/zip';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
@@ -15,8 +15,8 @@ export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 const PREFETCH_WHEN_REMAINING = 8 * 1024 * 1024;
 const PREFETCH_MAX_AHEAD_MS = 5_000;
 
-/** A failure that retrying the bin cannot fix: the bin fails at once. */
-export class BinFailure extends UnrecoverableError {}
+/** A failure that retrying the bin cannot fix: the bin fails at once (the packer tells its queue so). */
+export class BinFailure extends Error {}
 
 /**
  * The bin failed because of its URLs (one with fail_on_url_error true, or all of them): the
@@ -110,9 +110,7 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
         continue;
       }
       const size = file.size !== null ? Number(file.size) : opened.size;
-      const entryName = names.take(
-        file.entryName ?? deriveEntryName({ givenFilename: file.filename, contentDisposition: opened.contentDisposition, finalUrl: opened.finalUrl, index: file.position + 1 }),
-      );
+      const entryName = names.take(file.entryName ?? entryNameOf(file, opened));
       if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
         opened.stream.destroy();
         throw new BinFailure(ARCHIVE_TOO_LARGE);

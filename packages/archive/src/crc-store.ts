@@ -1,4 +1,5 @@
 import type { Db } from '@ap/db';
+import { recordCrcCheckpoint, recordCrcs } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import type { CrcCheckpoint } from '@ap/zip';
 
@@ -45,19 +46,8 @@ export class CrcStore {
     this.crcs.clear();
     this.checkpoints.clear();
     try {
-      if (crcs.length) {
-        await this.db.$executeRaw`
-          UPDATE job_files AS f SET crc32 = v.crc, crc_prefix = NULL, crc_prefix_length = NULL
-          FROM unnest(${crcs.map((c) => c.jobId)}::uuid[], ${crcs.map((c) => c.position)}::int[], ${crcs.map((c) => c.crc | 0)}::int[]) AS v(job_id, position, crc)
-          WHERE f.job_id = v.job_id AND f.position = v.position`;
-      }
-      for (const c of checkpoints) {
-        // Only forward: a later, shorter disconnect must not undo a longer checkpoint.
-        await this.db.$executeRaw`
-          UPDATE job_files SET crc_prefix = ${c.state.crc | 0}, crc_prefix_length = ${BigInt(c.state.length)}
-          WHERE job_id = ${c.jobId}::uuid AND position = ${c.position} AND crc32 IS NULL
-            AND (crc_prefix_length IS NULL OR crc_prefix_length < ${BigInt(c.state.length)})`;
-      }
+      await recordCrcs(this.db, crcs);
+      for (const c of checkpoints) await recordCrcCheckpoint(this.db, c.jobId, c.position, c.state);
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'stream CRCs not persisted');
     }

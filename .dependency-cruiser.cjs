@@ -1,0 +1,45 @@
+// Package boundaries (docs/decisions.md "Archive engine and package boundaries"), checked by
+// `pnpm lint:deps`, which `pnpm test` (and so CI) runs before the jest suites. Services are
+// deployed apart and stay thin: a service never imports another service, and a package (shared
+// code) never imports a service. Workspace imports (`@ap/packer`) resolve through pnpm's
+// node_modules links to the service's own files, so both relative paths and package names count;
+// type-only imports count too.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'service-imports-service',
+      comment: 'A service must not import another service: shared code belongs in packages/.',
+      severity: 'error',
+      from: { path: '^services/([^/]+)/' },
+      to: { path: '^services/([^/]+)/', pathNot: '^services/$1/' },
+    },
+    {
+      name: 'package-imports-service',
+      comment: 'A package must not import a service: services depend on packages, never the reverse.',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^services/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that cannot be resolved cannot be checked against the rules above.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|generated)/' },
+    tsPreCompilationDeps: true,
+    combinedDependencies: false,
+    preserveSymlinks: false,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json', '.node'],
+      mainFields: ['module', 'main', 'types'],
+    },
+  },
+};
