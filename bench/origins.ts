@@ -57,7 +57,7 @@ function curl(urls: string[], parallel: boolean): number {
   const config = `/tmp/ap-bench-origins-${process.pid}.curl`;
   writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
   const t0 = process.hrtime.bigint();
-  execFileSync('curl', ['-sS', '--fail', ...(parallel ? ['--parallel', '--parallel-max', '8'] : []), '-K', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-max', '8'] : []), '-K', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   return ms(t0);
 }
 

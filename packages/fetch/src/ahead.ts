@@ -39,6 +39,12 @@ export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1
 
 /** Largest chunk a socket hands over at once: a body reading ahead stops this short of its reservation. */
 const CHUNK_SLACK = 64 * 1024;
+/**
+ * What a body opened ahead costs besides its bytes (request, response and stream objects), so
+ * that 70,000 tiny bodies are not all opened at once; and a cap on bodies ahead whatever their size.
+ */
+const BODY_OVERHEAD = 8 * 1024;
+const MAX_BODIES_AHEAD = 1024;
 
 interface Slot<T> {
   reserved: number;
@@ -121,7 +127,7 @@ export class FetchAhead<T> {
   }
 
   private reserveFor(size: number | null): number {
-    return size === null ? this.slice : Math.min(size, this.slice);
+    return size === null ? this.slice : Math.max(Math.min(size, this.slice), Math.min(BODY_OVERHEAD, this.slice));
   }
 
   private pump(): void {
@@ -131,6 +137,7 @@ export class FetchAhead<T> {
         this.nextOpen++;
         continue;
       }
+      if (index - this.nextTake >= MAX_BODIES_AHEAD) break;
       const want = this.reserveFor(this.items[index]!.size);
       // The budget holds, except that the body next in line may always be opened.
       if (this.reserved > 0 && this.reserved + want > this.budgetBytes && index > this.nextTake) break;

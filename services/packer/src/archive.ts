@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { UnrecoverableError } from 'bullmq';
 import yazl from 'yazl';
 import { createEntryNameDeduper, deriveEntryName } from '@ap/contract';
@@ -69,6 +70,8 @@ export interface ArchiveResult {
  */
 export async function writeArchive(zipfile: yazl.ZipFile, files: readonly ArchiveFile[], options: ArchiveOptions): Promise<ArchiveResult> {
   const { fetcher, signal } = options;
+  // Every request in flight listens on the signal: more than Node's default 10 at once is normal here.
+  setMaxListeners(0, signal);
   const packaged: ArchiveResult['packaged'] = [];
   const urlErrors: ArchiveResult['urlErrors'] = [];
   const names = createEntryNameDeduper();

@@ -1,6 +1,7 @@
 // The bytes of any range of a planned ZIP (a layout), built from the origins: headers and
 // records rendered from the layout, bodies fetched by range, CRC-32s learned on the way.
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
+import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { crc32, crcsNeededUpfront, crcStart, planCrc, renderSegment, type CrcCheckpoint, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
@@ -92,6 +93,8 @@ export class LayoutReader {
   /** The scheduler over these slices' bodies: one per reader (prepare and bytes share it). */
   private aheadFor(slices: SegmentSlice[]): FetchAhead<DataSource> {
     if (this.ahead) return this.ahead;
+    // Every request in flight listens on the signal: more than Node's default 10 at once is normal here.
+    setMaxListeners(0, this.signal);
     const dataSlices = slices.filter((s) => s.segment.kind === 'data');
     this.ahead = new FetchAhead(
       dataSlices.map((slice) => ({ size: slice.length, open: () => this.openSource(slice) })),
