@@ -19,6 +19,10 @@ export interface OriginFile {
   /** Redirects (302) to this path. */
   redirectTo?: string;
   etag?: string;
+  /** The first GET with a body closes the connection after this many bytes (later ones are whole). */
+  cutFirstGetAt?: number;
+  /** The first GET with a body sends this many bytes, then nothing more (the connection stays open). */
+  stallFirstGetAt?: number;
 }
 
 export interface Origin {
@@ -26,7 +30,7 @@ export interface Origin {
   files: Map<string, OriginFile>;
   /** Body bytes sent per path (GET bodies only). */
   bytesSent: Map<string, number>;
-  requests: { method: string; path: string; range?: string }[];
+  requests: { method: string; path: string; range?: string; ifMatch?: string }[];
   set(path: string, file: OriginFile): string;
   close(): Promise<void>;
 }
@@ -50,14 +54,17 @@ export async function startOrigin(): Promise<Origin> {
   const files = new Map<string, OriginFile>();
   const bytesSent = new Map<string, number>();
   const requests: Origin['requests'] = [];
+  const misbehaved = new Set<string>();
   const server = http.createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]!);
-    requests.push({ method: req.method!, path, range: req.headers.range });
+    requests.push({ method: req.method!, path, range: req.headers.range, ...(req.headers['if-match'] ? { ifMatch: req.headers['if-match'] } : {}) });
     const file = files.get(path);
     if (!file) return void res.writeHead(404).end();
     if (file.redirectTo) return void res.writeHead(302, { location: file.redirectTo }).end();
     if (file.status) return void res.writeHead(file.status).end();
     if (req.method === 'HEAD' && file.noHead) return void res.writeHead(405).end();
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch !== undefined && ifMatch !== '*' && ifMatch !== file.etag) return void res.writeHead(412).end();
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' };
     if (file.contentDisposition) headers['content-disposition'] = file.contentDisposition;
     if (file.etag) headers.etag = file.etag;
@@ -75,6 +82,16 @@ export async function startOrigin(): Promise<Origin> {
     if (!file.chunked) headers['content-length'] = String(body.length);
     res.writeHead(status, headers);
     if (req.method === 'HEAD') return void res.end();
+    const once = (file.cutFirstGetAt ?? file.stallFirstGetAt) !== undefined && body.length > 1 && !misbehaved.has(path);
+    if (once) {
+      misbehaved.add(path);
+      const at = (file.cutFirstGetAt ?? file.stallFirstGetAt)!;
+      bytesSent.set(path, (bytesSent.get(path) ?? 0) + at);
+      res.write(body.subarray(0, at), () => {
+        if (file.cutFirstGetAt !== undefined) res.destroy();
+      });
+      return;
+    }
     const toSend = file.truncateAt !== undefined ? body.subarray(0, file.truncateAt) : body;
     bytesSent.set(path, (bytesSent.get(path) ?? 0) + toSend.length);
     if (file.truncateAt !== undefined) {

@@ -58,7 +58,7 @@ afterAll(async () => {
 });
 
 /** Packs these paths of the test origin, in order, with fail_on_url_error true. */
-function pack(fetcher: Fetcher, zip: yazl.ZipFile, paths: string[], prefetchMaxAheadMs?: number) {
+function pack(fetcher: Fetcher, zip: yazl.ZipFile, paths: string[]) {
   const files = paths.map((path, position) => ({ position, url: `${base}${path}`, filename: null, size: null, entryName: null }));
   return writeArchive(zip, files, {
     fetcher,
@@ -67,7 +67,8 @@ function pack(fetcher: Fetcher, zip: yazl.ZipFile, paths: string[], prefetchMaxA
     archiveLimit: Infinity,
     signal: new AbortController().signal,
     onBrokenBody: async () => undefined,
-    ...(prefetchMaxAheadMs === undefined ? {} : { prefetchMaxAheadMs }),
+    // A small budget: /big fills its slice (512 KiB) long before its turn.
+    fetchAhead: { concurrency: 2, budgetBytes: 1 << 20 },
   });
 }
 
@@ -86,13 +87,13 @@ it('frees the request it opened ahead when the bin fails before reaching it', as
 });
 
 /** Packs /slow then /big with a 300 ms idle timeout. */
-async function packSlowThenBig(prefetchMaxAheadMs: number) {
+async function packSlowThenBig() {
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 300, retries: 0, userAgent: 'ap-packer-test' });
   const zip = newZipFile();
   const drained = pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() }));
   requested.clear();
   try {
-    const result = await pack(fetcher, zip, ['/slow', '/big'], prefetchMaxAheadMs);
+    const result = await pack(fetcher, zip, ['/slow', '/big']);
     zip.end();
     await drained;
     return result.packaged.map((p) => p.size);
@@ -101,15 +102,11 @@ async function packSlowThenBig(prefetchMaxAheadMs: number) {
   }
 }
 
-it('opens the next request no further ahead than its turn allows, behind a slow body', async () => {
-  // /slow streams for 600 ms; /big is opened at most 100 ms before its turn, well inside the
-  // idle timeout, and so once.
-  expect(await packSlowThenBig(100)).toEqual([256 * 1024, 32 << 20]);
-  expect(requested.get('/big')).toBe(1);
-});
-
-it('opens a response again that died unread while it waited for its turn', async () => {
-  // Opened at once behind the 600 ms of /slow, /big meets the 300 ms idle timeout unread.
-  expect(await packSlowThenBig(60_000)).toEqual([256 * 1024, 32 << 20]);
+it('lets a body opened ahead go before the idle timeout, and continues it on its turn', async () => {
+  // /big is opened at once behind the 600 ms of /slow and reads one slice of the budget; held
+  // back longer than half the 300 ms idle timeout, its connection is closed, and on its turn it
+  // is continued (this origin ignores Range: the first bytes of a new GET are skipped). With
+  // no retry allowed, a timeout would have failed the bin.
+  expect(await packSlowThenBig()).toEqual([256 * 1024, 32 << 20]);
   expect(requested.get('/big')).toBe(2);
 });

@@ -1,9 +1,10 @@
 // The bytes of any range of a planned ZIP (a layout), built from the origins: headers and
 // records rendered from the layout, bodies fetched by range, CRC-32s learned on the way.
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
+import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { crc32, crcsNeededUpfront, crcStart, planCrc, renderSegment, type CrcCheckpoint, type SegmentSlice, type ZipLayout } from '@ap/zip';
-import { FetchError, type Fetcher, type OpenedBody } from '@ap/fetch';
+import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/jobs';
 import type { CrcStore } from './crc-store';
 
@@ -11,18 +12,16 @@ import type { CrcStore } from './crc-store';
 export interface LayoutReaderOptions {
   /** A body's CRC checkpoint is persisted every this many bytes (and when reading stops). */
   checkpointEvery: number;
-  /** The next body is requested when the current one has less than this left. */
-  prefetchWhenRemaining: number;
+  /** Connections and memory budget for fetching bodies ahead (defaults: 8, 64 MiB). */
+  fetchAhead?: FetchAheadOptions;
 }
 
-export const LAYOUT_READER_DEFAULTS: LayoutReaderOptions = { checkpointEvery: 64 << 20, prefetchWhenRemaining: 8 << 20 };
+export const LAYOUT_READER_DEFAULTS: LayoutReaderOptions = { checkpointEvery: 64 << 20 };
 
 /** Non-data bytes are gathered into chunks of about this size (70,000 central records). */
 export const BATCH_BYTES = 64 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
-/** Most body requests open ahead of the one being sent. */
-const MAX_AHEAD = 16;
 
 /** One entry's input as probed, with the best known CRC checkpoint of its body. */
 export interface LayoutInput {
@@ -57,6 +56,8 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
+  /** The bodies of the data slices, fetched ahead in order (FetchAhead). */
+  private ahead: FetchAhead<DataSource> | null = null;
   private first: { slice: SegmentSlice; source: DataSource } | null = null;
 
   constructor(
@@ -76,8 +77,28 @@ export class LayoutReader {
       const crc = await this.crcOfRange(input, crcStart(input.size, input.checkpoint), input.size);
       this.learn(entry, crc);
     }
+    const ahead = this.aheadFor(slices);
     const slice = slices.find((s) => s.segment.kind === 'data');
-    if (slice) this.first = { slice, source: await this.openSource(slice) };
+    if (slice) this.first = { slice, source: await ahead.take(0) };
+  }
+
+  /** The scheduler over these slices' bodies: one per reader (prepare and bytes share it). */
+  private aheadFor(slices: SegmentSlice[]): FetchAhead<DataSource> {
+    if (this.ahead) return this.ahead;
+    // Every request in flight listens on the signal: more than Node's default 10 at once is normal here.
+    setMaxListeners(0, this.signal);
+    const dataSlices = slices.filter((s) => s.segment.kind === 'data');
+    this.ahead = new FetchAhead(
+      dataSlices.map((slice) => ({ size: slice.length, open: () => this.openSource(slice) })),
+      (source) => source.stream,
+      this.opts.fetchAhead,
+    );
+    return this.ahead;
+  }
+
+  /** Most body bytes the scheduler had buffered at once (0 unless measured). */
+  get peakBufferedBytes(): number {
+    return this.ahead?.peakBufferedBytes ?? 0;
   }
 
   async *bytes(slices: SegmentSlice[]): AsyncGenerator<Buffer> {
@@ -91,22 +112,9 @@ export class LayoutReader {
       batched = 0;
       return out;
     };
-    // Bodies are requested ahead while what is ahead is small (at most MAX_AHEAD requests and
-    // prefetchWhenRemaining bytes), so neither a big body nor many tiny ones wait on a round trip.
-    const dataSlices = slices.filter((s) => s.segment.kind === 'data');
-    const ahead = new Map<number, Promise<DataSource>>();
+    // Bodies are fetched ahead (several at once, within the memory budget) and read in order.
+    const ahead = this.aheadFor(slices);
     let current = -1;
-    let opened = this.first ? 0 : -1;
-    let aheadBytes = 0;
-    const prefetch = () => {
-      while (opened + 1 < dataSlices.length && opened - current < MAX_AHEAD && (opened === current || aheadBytes < this.opts.prefetchWhenRemaining)) {
-        const next = dataSlices[++opened]!;
-        const opening = this.openSource(next);
-        opening.catch(() => undefined); // reported when awaited
-        ahead.set(opened, opening);
-        aheadBytes += next.length;
-      }
-    };
     try {
       for (const slice of slices) {
         if (slice.segment.kind !== 'data') {
@@ -117,17 +125,9 @@ export class LayoutReader {
           continue;
         }
         current++;
-        let source: DataSource;
-        if (current === 0 && this.first?.slice === slice) source = this.first.source;
-        else {
-          const opening = ahead.get(current) ?? this.openSource(slice);
-          if (current > opened) opened = current;
-          else aheadBytes -= slice.length;
-          ahead.delete(current);
-          source = await opening;
-        }
+        const source = current === 0 && this.first?.slice === slice ? this.first.source : await ahead.take(current);
         try {
-          for await (const chunk of source.read(this.opts.prefetchWhenRemaining, prefetch)) {
+          for await (const chunk of source.read()) {
             if (chunk.length < SMALL_CHUNK) {
               batch.push(chunk);
               batched += chunk.length;
@@ -140,19 +140,19 @@ export class LayoutReader {
         } finally {
           await source.close();
         }
-        prefetch();
       }
       // CRCs learned here are stored before the last bytes go out, so a client that reads
       // the archive and then asks for a range finds them.
       await this.crcStore.flush();
       if (batched > 0) yield take();
     } finally {
-      for (const opening of ahead.values()) void opening.then((s) => s.close(), () => undefined);
+      ahead.close();
     }
   }
 
   /** Releases the first body if `bytes` never ran, and stores what was learned. */
   async close(): Promise<void> {
+    this.ahead?.close();
     if (this.first) await this.first.source.close();
     await this.crcStore.flush();
   }
@@ -244,7 +244,11 @@ class DataSource {
     private readonly tracked: CrcCheckpoint | null,
   ) {}
 
-  async *read(prefetchWhenRemaining: number, prefetch: () => void): AsyncGenerator<Buffer> {
+  get stream(): Readable {
+    return this.opened.stream;
+  }
+
+  async *read(): AsyncGenerator<Buffer> {
     const { checkpointEvery } = this.session.options;
     let at = this.from;
     // The CRC covers body bytes [0, hashed); it catches up once `at` passes a checkpoint ahead.
@@ -252,7 +256,6 @@ class DataSource {
     let crc = this.tracked?.crc ?? 0;
     let saved = hashed;
     let complete = false;
-    if (this.to - at <= prefetchWhenRemaining) prefetch();
     try {
       for await (const chunk of this.opened.stream as AsyncIterable<Buffer>) {
         if (chunk.length > this.to - at) throw new FetchError('length', 'file is longer than probed', { retryable: false });
@@ -266,7 +269,6 @@ class DataSource {
           }
         }
         at = end;
-        if (this.to - at <= prefetchWhenRemaining) prefetch();
         yield chunk;
       }
       if (at !== this.to) throw new FetchError('length', 'file is shorter than probed', { retryable: false });

@@ -171,7 +171,7 @@ export interface ResumeDeps {
   store: ObjectStore;
   fetcher: Fetcher;
   log: Logger;
-  config: { PROBE_CONCURRENCY: number };
+  config: { PROBE_CONCURRENCY: number; FETCH_CONCURRENCY?: number; FETCH_BUDGET_BYTES?: number };
 }
 
 export interface ResumedBin {
@@ -213,7 +213,11 @@ export async function resumeUpload(
 
   const { inputs, crcs } = layoutInputsOf(laid.inputs);
   const crcStore = new CrcStore(db, log);
-  const reader = new LayoutReader(deps.fetcher, { ...LAYOUT_READER_DEFAULTS, checkpointEvery: plan.partSize }, crcStore, bin.jobId, layout, inputs, crcs, signal);
+  const reader = new LayoutReader(deps.fetcher, {
+    ...LAYOUT_READER_DEFAULTS,
+    checkpointEvery: plan.partSize,
+    fetchAhead: { concurrency: deps.config.FETCH_CONCURRENCY, budgetBytes: deps.config.FETCH_BUDGET_BYTES },
+  }, crcStore, bin.jobId, layout, inputs, crcs, signal);
   const slices = resumeAt < total ? sliceRange(layout, resumeAt, total - 1) : [];
   log.info({ jobId: bin.jobId, zipId: bin.zipId, parts: stored.length, resumeAt }, 'resuming the bin upload');
   // Pulled only once the store has confirmed the upload, where it can.

@@ -58,6 +58,11 @@ const schema = z.object({
   PACKER_CONCURRENCY: positiveInt.default(2),
   PREPARER_CONCURRENCY: positiveInt.default(2),
   PROBE_CONCURRENCY: positiveInt.default(32),
+  // Fetching a bin's (or a stream download's) bodies: no data for this long is a stall
+  // (continued by range); connections and bytes fetched ahead per archive being written.
+  FETCH_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
+  FETCH_CONCURRENCY: positiveInt.default(8),
+  FETCH_BUDGET_BYTES: positiveInt.default(64 * 1024 * 1024),
   // How long a worker's claim on a queue job lasts without renewal; a killed worker's job is
   // picked up by another once it lapses.
   WORKER_LOCK_MS: positiveInt.default(30_000),

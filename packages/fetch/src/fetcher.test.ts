@@ -542,14 +542,17 @@ describe('retries', () => {
     expect(opened.attempts).toBe(2);
   });
 
-  it('does not retry once the body is flowing: the error surfaces on the stream', async () => {
+  it('continues a body cut midway from its last byte, and errors once the retries are spent', async () => {
     const o = await origin((_req, res) => {
       res.writeHead(200, { 'content-length': 1000 });
       res.write(Buffer.alloc(100), () => setTimeout(() => res.socket?.destroy(), 20));
     });
-    const opened = await fetcher().openBody(`${o.base}/`);
-    await expectStreamError(opened.stream);
-    expect(o.requests).toHaveLength(1);
+    const opened = await fetcher({ retries: 2 }).openBody(`${o.base}/`);
+    const error = await expectStreamError(opened.stream);
+    expect(error.userMessage).toMatch(/connection|shorter/);
+    // The first GET, then two continuations from byte 100 (the origin ignores Range: the
+    // whole body again, its first 100 bytes skipped, cut again before byte 200).
+    expect(o.requests.map((r) => r.headers.range)).toEqual([undefined, 'bytes=100-999', 'bytes=100-999']);
   });
 });
 

@@ -29,6 +29,7 @@ import {
   timeoutError,
   type TimeoutPhase,
 } from './errors';
+import { BodyStream } from './body';
 import { checkUrl, createGuardedAgents, parseAllowList, type GuardOptions, type LookupFunction } from './guard';
 import { header, parseContentLength, parseContentRange, parseRetryAfter } from './headers';
 
@@ -254,6 +255,22 @@ class LengthCheck extends Transform {
     if (this.seen < this.expected) callback(shortBodyError(this.seen, this.expected, this.what));
     else callback();
   }
+}
+
+/** Drops `skip` bytes, then passes `take` bytes. */
+function skipTake(source: Readable, skip: number, take: number): Readable {
+  let pos = 0;
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      const a = Math.max(0, skip - pos);
+      const b = Math.min(chunk.length, skip + take - pos);
+      pos += chunk.length;
+      callback(null, b > a ? chunk.subarray(a, b) : undefined);
+    },
+  });
+  out.on('error', noop);
+  pipeline(source, out, noop);
+  return out;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -539,14 +556,79 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         totalSize = size;
       }
 
-      let body: Readable = stream;
-      if (enforce) {
-        const check = new LengthCheck(enforce.length, enforce.what);
-        check.on('error', noop); // same contract as the got stream: kept for pipeline()
-        pipeline(stream, check, noop);
-        body = check;
+      const meta = metadata(response);
+      // A body cut midway is continued from its last byte (body.ts): for a whole 200 or an
+      // honoured range, whose bytes and validator are known.
+      const first = status === 206 ? range!.start : 0;
+      const canResume = size !== null && size > 0 && (status === 206 || (status === 200 && range === undefined));
+      const validator = { etag: meta.etag ?? (ifMatch !== undefined && !ifMatch.startsWith('W/') ? ifMatch : undefined), lastModified: meta.lastModified };
+      const body = new BodyStream(limitLength(stream, enforce), {
+        size,
+        retries,
+        backoff: (n) => backoff(n, undefined) ?? 0,
+        signal,
+        lengthName: enforce?.what ?? (status === 206 ? 'the requested range' : 'declared length'),
+        holdLimitMs: Math.max(1, Math.floor(options.idleTimeoutMs / 2)),
+        toError: (error) => toFetchError(error, ctx),
+        ...(canResume
+          ? { resume: (offset: number, resumeSignal: AbortSignal | undefined) => continueBody(url, { start: first, end: first + size! - 1, total: totalSize, ...validator }, offset, resumeSignal) }
+          : {}),
+      });
+      body.on('error', noop); // same contract as the got stream: kept for pipeline()
+      return { stream: body, status, size, totalSize, rangeHonoured, finalUrl: response.url, attempts, ...meta };
+    }
+  }
+
+  /** Counts bytes where no Content-Length lets got do it (see LengthCheck). */
+  function limitLength(stream: Readable, enforce: { length: number; what: string } | undefined): Readable {
+    if (!enforce) return stream;
+    const check = new LengthCheck(enforce.length, enforce.what);
+    check.on('error', noop);
+    pipeline(stream, check, noop);
+    return check;
+  }
+
+  /**
+   * The rest of a body from `offset` (relative to `part.start`): a ranged GET with the
+   * validator the first response carried (If-Match on a strong ETag, else If-Range on
+   * Last-Modified), so a changed object is a "changed" error, never spliced bytes. An origin
+   * that answers 200 with the same validator and length has its first bytes skipped.
+   */
+  async function continueBody(
+    url: string,
+    part: { start: number; end: number; total: number | null; etag?: string; lastModified?: string },
+    offset: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Readable> {
+    const from = part.start + offset;
+    const headers: Record<string, string> = { range: `bytes=${from}-${part.end}` };
+    const strongEtag = part.etag !== undefined && !part.etag.startsWith('W/') ? part.etag : undefined;
+    if (strongEtag) headers['if-match'] = strongEtag;
+    else if (part.lastModified) headers['if-range'] = part.lastModified;
+    const { stream, response } = await attempt(url, 'GET', headers, signal);
+    try {
+      const status = response.statusCode;
+      const changed = (why: string) => new FetchError('changed', `file changed while it was fetched (${why})`, { retryable: false, status });
+      if (status === 412) throw changed('ETag no longer matches');
+      if (status < 200 || status >= 300) throw statusError(response);
+      const meta = metadata(response);
+      if (strongEtag && meta.etag !== undefined && meta.etag !== strongEtag) throw changed('ETag differs');
+      if (!strongEtag && part.lastModified && meta.lastModified !== undefined && meta.lastModified !== part.lastModified) throw changed('Last-Modified differs');
+      const want = part.end - from + 1;
+      const contentLength = parseContentLength(header(response.headers, 'content-length'));
+      if (status === 206) {
+        const cr = parseContentRange(header(response.headers, 'content-range'));
+        if (!cr || cr.start !== from || cr.end !== part.end) throw new FetchError('range', 'server returned a different range when continuing a body', { retryable: false, status });
+        if (part.total !== null && cr.total !== null && cr.total !== part.total) throw changed(`size ${cr.total} bytes, expected ${part.total}`);
+        return limitLength(stream, contentLength === undefined ? { length: want, what: 'the requested range' } : undefined);
       }
-      return { stream: body, status, size, totalSize, rangeHonoured, finalUrl: response.url, attempts, ...metadata(response) };
+      // 200: the whole resource again (If-Range fell through, or no range support).
+      if (part.total === null || (contentLength !== undefined && contentLength !== part.total)) throw changed('the whole body came back with another length');
+      const whole = limitLength(stream, contentLength === undefined ? { length: part.total, what: 'declared length' } : undefined);
+      return skipTake(whole, from, want);
+    } catch (error) {
+      stream.destroy();
+      throw error;
     }
   }
 

@@ -5,3 +5,6 @@ export type { FetchErrorKind } from './errors';
 export { classifyAddress, isLocalhostName } from './guard';
 export type { AddressVerdict, LookupFunction } from './guard';
 export { parseContentRange, parseRetryAfter } from './headers';
+export { FetchAhead, FETCH_AHEAD_DEFAULTS } from './ahead';
+export type { AheadItem, FetchAheadOptions } from './ahead';
+export { BodyStream } from './body';

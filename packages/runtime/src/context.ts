@@ -29,8 +29,8 @@ export interface ServiceContext {
 }
 
 /** How every service fetches remote URLs (decisions.md "Fetching"). */
-export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'>) {
-  return { allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: 10_000, idleTimeoutMs: 30_000, userAgent: 'archive-packager/1.0' };
+export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS'>>) {
+  return { allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: 10_000, idleTimeoutMs: config.FETCH_IDLE_TIMEOUT_MS ?? 30_000, userAgent: 'archive-packager/1.0' };
 }
 
 export function storageConfig(config: Config) {

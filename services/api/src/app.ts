@@ -51,7 +51,10 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   });
 
   // Downloads need no API key: the signed token in the URL authorises them.
-  const serveStream = createStreamServer({ db: ctx.db, fetcher: ctx.fetcher, log: ctx.log }, options.stream);
+  const serveStream = createStreamServer(
+    { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log },
+    { fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES }, ...options.stream },
+  );
   app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream }));
 
   app.use(express.json({ limit: '10mb', type: () => true }));

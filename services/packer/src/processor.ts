@@ -178,6 +178,7 @@ async function packFromStart(
       archiveLimit: bin.archiveLimit,
       signal: abort.signal,
       observer: recorder,
+      fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES },
       // The entry's bytes are already in the archive: the bin must start over. With
       // fail_on_url_error false the URL is recorded as failed first, so the next attempt skips it.
       onBrokenBody: async (file, error) => {

@@ -128,6 +128,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
           archiveLimit: Number.MAX_SAFE_INTEGER,
           signal: abort.signal,
           onBrokenBody: async () => undefined,
+          ...(opts.fetchAhead ? { fetchAhead: opts.fetchAhead } : {}),
         },
       );
       zipfile.end();

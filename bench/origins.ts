@@ -1,0 +1,171 @@
+// Distant-origin bench (issue 14 item 5). An origin in its own process answers each request
+// after 40 ms and sends at most 25 MB/s per connection (bench/lib/distant-origin-server.ts).
+// For (1) 2,000 files x 256 KiB and (2) 8 files x 256 MiB it prints, each as a ratio to
+// `curl --parallel --parallel-max 8` fetching the same URLs into /dev/null in the same run:
+//   writer: the packer's archive writer (writeArchive -> yazl -> null sink), in this process;
+//   stored: a stored job end to end (POST -> completed), the real services as processes;
+//   stream: a stream job's ZIP downloaded whole from the API;
+// for (2) also one curl per file one after another; the packer's peak RSS during each case;
+// and all of it again with fetch concurrency 1 (FETCH_CONCURRENCY=1), so the gain shows.
+//   pnpm bench:origins   (SMALL_FILES=2000 SMALL_KIB=256 BIG_FILES=8 BIG_MIB=256 CONCURRENCY=8,1
+//                         ONLY=1|2 LATENCY_MS=40 RATE_MBPS=25 to change)
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createUserWithKey } from '@ap/api';
+import { loadConfig } from '@ap/config';
+import { createDb } from '@ap/db';
+import { createFetcher, type FetchAhead } from '@ap/fetch';
+import { writeArchive } from '@ap/archive';
+import { fetcherOptions } from '@ap/runtime';
+import { newZipFile } from '@ap/zip';
+import { freePort } from '../scripts/embedded';
+import { firstLine, ms, peakRssMiB, resetPeakRss, spawnTs, startBenchEnv, startService } from './lib/env';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const SMALL_FILES = Number(process.env.SMALL_FILES ?? 2000);
+const SMALL_BYTES = Number(process.env.SMALL_KIB ?? 256) * KiB;
+const BIG_FILES = Number(process.env.BIG_FILES ?? 8);
+const BIG_BYTES = Number(process.env.BIG_MIB ?? 256) * MiB;
+const CONCURRENCIES = (process.env.CONCURRENCY ?? '8,1').split(',').map(Number);
+const ONLY = process.env.ONLY;
+const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
+
+const originChild = spawnTs('bench/lib/distant-origin-server.ts');
+const origin = { url: (await firstLine<{ url: string }>(originChild)).url, child: originChild };
+const bench = await startBenchEnv();
+const config = loadConfig();
+const db = createDb(config.DATABASE_URL);
+const children: { kill(): unknown }[] = [origin.child];
+
+interface Case {
+  label: string;
+  urls: string[];
+  bytes: number;
+}
+const cases: Case[] = [];
+if (!ONLY || ONLY.includes('1'))
+  cases.push({ label: `(1) ${SMALL_FILES} files x ${SMALL_BYTES / KiB} KiB`, urls: Array.from({ length: SMALL_FILES }, (_, i) => `${origin.url}/blob/${SMALL_BYTES}/${i}/s${i}.bin`), bytes: SMALL_FILES * SMALL_BYTES });
+if (!ONLY || ONLY.includes('2'))
+  cases.push({ label: `(2) ${BIG_FILES} files x ${BIG_BYTES / MiB} MiB`, urls: Array.from({ length: BIG_FILES }, (_, i) => `${origin.url}/blob/${BIG_BYTES}/${1000 + i}/b${i}.bin`), bytes: BIG_FILES * BIG_BYTES });
+
+/** curl into /dev/null: in parallel (8 at once) or one after another; the ms it took. */
+function curl(urls: string[], parallel: boolean): number {
+  const config = `/tmp/ap-bench-origins-${process.pid}.curl`;
+  writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
+  const t0 = process.hrtime.bigint();
+  execFileSync('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-max', '8'] : []), '-K', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return ms(t0);
+}
+
+/** Reads a URL to the end into nothing; the byte count. */
+function drain(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let bytes = 0;
+        pipeline(res, new Writable({ write: (c: Buffer, _e, cb) => ((bytes += c.length), cb()) })).then(() => resolve(bytes), reject);
+      })
+      .on('error', reject);
+  });
+}
+
+try {
+  const results: string[] = [];
+  for (const concurrency of CONCURRENCIES) {
+    const port = await freePort();
+    const apiUrl = `http://127.0.0.1:${port}`;
+    const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) };
+    const api = await startService('api', serviceEnv);
+    const preparer = await startService('preparer', serviceEnv);
+    const packer = await startService('packer', serviceEnv);
+    const services = [api, preparer, packer];
+    children.push(...services);
+    const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}-${concurrency}@example.test`, plan: 'scale', overage: true });
+    for (let i = 0; i < 100; i++) {
+      if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const job = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${apiUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+      if (res.status !== 201) throw new Error(`POST /jobs: ${res.status} ${await res.text()}`);
+      const { job_id } = (await res.json()) as { job_id: string };
+      for (;;) {
+        const r = await fetch(`${apiUrl}/jobs/${job_id}`, { headers: { 'x-api-key': apiKey } });
+        const { job } = (await r.json()) as { job: { status: string; zips: { size: number; download_url: string }[] } };
+        if (job.status === 'failed') throw new Error(`job failed: ${JSON.stringify(job).slice(0, 500)}`);
+        if (job.status === 'completed') return job;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const fetcher = createFetcher(fetcherOptions(config));
+
+    for (const c of cases) {
+      const parallelMs = curl(c.urls, true);
+      const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? curl(c.urls, false) : null;
+
+      // The archive writer into a null sink (names and sizes unknown, as for a single ZIP).
+      let ahead: FetchAhead<unknown> | null = null;
+      const zip = newZipFile();
+      let zipBytes = 0;
+      const drained = pipeline(zip.outputStream, new Writable({ write: (ch: Buffer, _e, cb) => ((zipBytes += ch.length), cb()) }));
+      let t0 = process.hrtime.bigint();
+      await writeArchive(
+        zip,
+        c.urls.map((url, position) => ({ position, url, filename: null, size: null, entryName: null })),
+        {
+          fetcher,
+          mtime: new Date(),
+          failOnUrlError: true,
+          archiveLimit: Infinity,
+          signal: new AbortController().signal,
+          onBrokenBody: async () => undefined,
+          fetchAhead: { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true },
+          onFetchAhead: (a) => (ahead = a as FetchAhead<unknown>),
+        },
+      );
+      zip.end();
+      await drained;
+      const writerMs = ms(t0);
+      const peakBuffered = (ahead as FetchAhead<unknown> | null)?.peakBufferedBytes ?? 0;
+
+      // A stored job end to end, with the packer's peak RSS.
+      resetPeakRss(packer.pid!);
+      t0 = process.hrtime.bigint();
+      const stored = await job({ files: c.urls.map((url) => ({ url })) });
+      const storedMs = ms(t0);
+      const packerRss = peakRssMiB(packer.pid!);
+
+      // A stream job's ZIP, downloaded whole (the job is prepared first, untimed).
+      const streamJob = await job({ mode: 'stream', files: c.urls.map((url) => ({ url })) });
+      t0 = process.hrtime.bigint();
+      const streamed = await drain(streamJob.zips[0]!.download_url);
+      const streamMs = ms(t0);
+      if (streamed !== streamJob.zips[0]!.size) throw new Error(`stream download sent ${streamed} of ${streamJob.zips[0]!.size}`);
+
+      const ratio = (x: number) => (parallelMs / x).toFixed(2);
+      results.push(
+        [
+          `${c.label}, fetch concurrency ${concurrency}:`,
+          `    curl --parallel-max 8  ${MBps(c.bytes, parallelMs)}  (${(parallelMs / 1000).toFixed(1)} s)` + (serialMs ? `;  one curl per file in turn ${MBps(c.bytes, serialMs)}  (${(serialMs / 1000).toFixed(1)} s)` : ''),
+          `    writer  ${MBps(zipBytes, writerMs)}  ratio ${ratio(writerMs)}` + (serialMs ? ` (vs serial curl ${(serialMs / writerMs).toFixed(2)})` : '') + `  peak buffered ${(peakBuffered / MiB).toFixed(1)} MiB`,
+          `    stored  ${MBps(stored.zips[0]!.size, storedMs)}  ratio ${ratio(storedMs)}  packer peak RSS ${packerRss.toFixed(0)} MiB`,
+          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}`,
+        ].join('\n'),
+      );
+      console.log(results.at(-1));
+    }
+    fetcher.close();
+    for (const s of services) s.kill();
+    await Promise.all(services.map((s) => new Promise((r) => (s.exitCode !== null ? r(null) : s.once('exit', r)))));
+  }
+  console.log(`targets: ratios >= 0.80 at concurrency 8; packer peak RSS <= 200 MiB. Origin: ${process.env.LATENCY_MS ?? 40} ms per request, ${process.env.RATE_MBPS ?? 25} MB/s per connection.`);
+} finally {
+  for (const c of children) c.kill();
+  await db.$disconnect();
+  await bench.close();
+}
+process.exit(0);

@@ -1,0 +1,163 @@
+import { describe, it, expect, afterAll } from '@jest/globals';
+import type http from 'node:http';
+import { FetchAhead } from './ahead';
+import { createFetcher, type Fetcher, type OpenedBody } from './fetcher';
+import { FetchError } from './errors';
+import { bytes, readAll, startOrigin, type TestOrigin } from './testing';
+
+const fetchers: Fetcher[] = [];
+const origins: TestOrigin[] = [];
+
+function fetcher(idleTimeoutMs = 5000, retries = 3): Fetcher {
+  const f = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs, retries, retryBaseDelayMs: 5, userAgent: 'ap-ahead-test' });
+  fetchers.push(f);
+  return f;
+}
+
+afterAll(async () => {
+  for (const f of fetchers) f.close();
+  await Promise.all(origins.map((o) => o.close()));
+});
+
+interface SlowOrigin extends TestOrigin {
+  /** Most requests being answered at once. */
+  maxInFlight: number;
+  /** Responses whose connection closed before their body was sent whole. */
+  abandoned: number;
+  inFlight: number;
+}
+
+/**
+ * Answers `/<index>` after `delayMs`, sending `files[index]` in 16 KiB pieces `pieceMs` apart,
+ * with an ETag and Range support; `/<index>` listed in `cutForGood` always stops at half.
+ */
+async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: number; cutForGood?: number[] }): Promise<SlowOrigin> {
+  const state = { maxInFlight: 0, abandoned: 0, inFlight: 0 };
+  const o = await startOrigin((req: http.IncomingMessage, res: http.ServerResponse) => {
+    const index = Number(req.url!.slice(1));
+    const whole = files[index]!;
+    state.inFlight++;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    let done = false;
+    res.once('close', () => {
+      state.inFlight--;
+      if (!done) state.abandoned++;
+    });
+    const r = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    const start = r ? Number(r[1]) : 0;
+    const end = r ? Number(r[2]) + 1 : whole.length;
+    const body = whole.subarray(start, end);
+    const cutAt = opts.cutForGood?.includes(index) ? Math.floor(body.length / 2) : body.length;
+    setTimeout(() => {
+      const headers: Record<string, string | number> = { 'content-length': body.length, etag: `"f${index}"`, 'accept-ranges': 'bytes' };
+      if (r) headers['content-range'] = `bytes ${start}-${end - 1}/${whole.length}`;
+      res.writeHead(r ? 206 : 200, headers);
+      let at = 0;
+      const send = () => {
+        if (res.destroyed) return;
+        if (at >= cutAt) {
+          if (cutAt < body.length) return void res.destroy();
+          done = true;
+          return void res.end();
+        }
+        const piece = body.subarray(at, Math.min(at + 16 * 1024, cutAt));
+        at += piece.length;
+        res.write(piece);
+        setTimeout(send, opts.pieceMs);
+      };
+      send();
+    }, opts.delayMs);
+  });
+  Object.defineProperties(o, {
+    maxInFlight: { get: () => state.maxInFlight },
+    abandoned: { get: () => state.abandoned },
+    inFlight: { get: () => state.inFlight },
+  });
+  origins.push(o);
+  return o as SlowOrigin;
+}
+
+function aheadOver(f: Fetcher, base: string, files: Buffer[], options: { concurrency: number; budgetBytes: number }) {
+  return new FetchAhead<OpenedBody>(
+    files.map((file, i) => ({ size: file.length, open: () => f.openBody(`${base}/${i}`, { expectedSize: file.length }) })),
+    (opened) => opened.stream,
+    { ...options, measure: true },
+  );
+}
+
+const KiB = 1024;
+
+describe('FetchAhead against a slow origin', () => {
+  it('keeps archive order and runs requests concurrently', async () => {
+    const files = Array.from({ length: 24 }, (_, i) => bytes((i % 3 === 0 ? 40 : 3) * KiB + i, i + 1));
+    const o = await slowOrigin(files, { delayMs: 40, pieceMs: 2 });
+    const ahead = aheadOver(fetcher(), o.base, files, { concurrency: 6, budgetBytes: 4 << 20 });
+    for (let i = 0; i < files.length; i++) {
+      const opened = await ahead.take(i);
+      expect((await readAll(opened.stream)).equals(files[i]!)).toBe(true);
+    }
+    expect(o.maxInFlight).toBeGreaterThan(1);
+    expect(o.maxInFlight).toBeLessThanOrEqual(6);
+    ahead.close();
+  });
+
+  it('never buffers more than the budget, with a slow consumer and large bodies', async () => {
+    const files = [...Array.from({ length: 20 }, (_, i) => bytes(100 * KiB, i + 1)), bytes(3 << 20, 99), ...Array.from({ length: 10 }, (_, i) => bytes(60 * KiB, i + 50))];
+    const o = await slowOrigin(files, { delayMs: 5, pieceMs: 0 });
+    const budgetBytes = 1 << 20;
+    const ahead = aheadOver(fetcher(), o.base, files, { concurrency: 4, budgetBytes });
+    let maxSeen = 0;
+    for (let i = 0; i < files.length; i++) {
+      const opened = await ahead.take(i);
+      const chunks: Buffer[] = [];
+      for await (const chunk of opened.stream) {
+        chunks.push(chunk as Buffer);
+        maxSeen = Math.max(maxSeen, ahead.bufferedBytes());
+        await new Promise((r) => setTimeout(r, 1)); // a consumer slower than the origin
+      }
+      expect(Buffer.concat(chunks).equals(files[i]!)).toBe(true);
+      expect(ahead.reservedBytes).toBeLessThanOrEqual(budgetBytes + 64 * KiB);
+    }
+    expect(ahead.peakBufferedBytes).toBeGreaterThan(200 * KiB); // it did read ahead
+    expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(budgetBytes);
+    expect(maxSeen).toBeLessThanOrEqual(budgetBytes);
+    ahead.close();
+  });
+
+  it('reports a body that fails midway on that body only, after its continuations', async () => {
+    const files = Array.from({ length: 6 }, (_, i) => bytes(64 * KiB, i + 1));
+    const o = await slowOrigin(files, { delayMs: 10, pieceMs: 1, cutForGood: [2] });
+    const ahead = aheadOver(fetcher(5000, 1), o.base, files, { concurrency: 3, budgetBytes: 1 << 20 });
+    const outcomes: string[] = [];
+    for (let i = 0; i < files.length; i++) {
+      const opened = await ahead.take(i);
+      try {
+        expect((await readAll(opened.stream)).equals(files[i]!)).toBe(true);
+        outcomes.push('ok');
+      } catch (error) {
+        expect(error).toBeInstanceOf(FetchError);
+        outcomes.push((error as FetchError).kind);
+      }
+    }
+    expect(outcomes).toEqual(['ok', 'ok', 'length', 'ok', 'ok', 'ok']);
+    // The cut body: its first GET and one continuation (retries 1), each cut again.
+    expect(o.requests.filter((r) => r.url === '/2').map((r) => r.headers.range)).toEqual([undefined, 'bytes=32768-65535']);
+    ahead.close();
+  });
+
+  it('closes every request opened ahead when the client stops reading', async () => {
+    const files = Array.from({ length: 30 }, (_, i) => bytes(256 * KiB, i + 1));
+    const o = await slowOrigin(files, { delayMs: 5, pieceMs: 20 });
+    const ahead = aheadOver(fetcher(), o.base, files, { concurrency: 5, budgetBytes: 8 << 20 });
+    const first = await ahead.take(0);
+    // The client reads one chunk, then goes away: the archive is abandoned.
+    for await (const _chunk of first.stream) break;
+    expect(o.inFlight).toBeGreaterThan(1);
+    ahead.close();
+    for (let i = 0; i < 100 && o.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(o.inFlight).toBe(0);
+    expect(o.abandoned).toBeGreaterThan(1);
+    // Nothing past the window was ever asked for.
+    expect(o.requests.length).toBeLessThanOrEqual(5 + 1);
+  });
+});

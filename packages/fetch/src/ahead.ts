@@ -1,0 +1,235 @@
+/**
+ * Fetching ahead (decisions.md "Fetching many files", issue 14 item 3): an archive's bodies are
+ * consumed one after another, in archive order, but requested ahead of their turn, with at
+ * most `concurrency` connections busy and at most `budgetBytes` of bodies buffered at once.
+ *
+ * Every body is given a reservation of the budget before its request opens: a body known (or,
+ * once its headers arrive, found) to fit in one slice (budget / concurrency) is read whole into
+ * its reservation, and its connection is free for the next request as soon as the body is in; a
+ * larger or unsized body reads one slice ahead and then waits for its turn (body.ts closes a
+ * connection held back that long before any idle timeout, and continues it by range when read).
+ * A reservation is given back when its body has been consumed. So an archive of many small files
+ * from a distant origin costs about (files / concurrency) round trips instead of one per file,
+ * and the bytes handed out are exactly the bodies, in order.
+ *
+ * The scheduler does not fetch by itself: each item says how its body is opened (the fetcher's
+ * openBody, with whatever validators, ranges and retries the caller uses), so the packer's
+ * archive writer and stream downloads share it with their own rules.
+ */
+import type { Readable } from 'node:stream';
+import { BodyStream } from './body';
+
+export interface FetchAheadOptions {
+  /** Requests in flight at once (connections busy) per archive. Default 8. */
+  concurrency?: number;
+  /** Body bytes buffered ahead of the consumer, at most, per archive. Default 64 MiB. */
+  budgetBytes?: number;
+  /** Keep `peakBufferedBytes` up to date (tests, benches): a sum over the bodies per chunk. */
+  measure?: boolean;
+}
+
+export interface AheadItem<T> {
+  /** Bytes the body has, when known before it is opened. */
+  size: number | null;
+  /** Opens the body (rejects when it cannot be had). */
+  open(): Promise<T>;
+}
+
+export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1024 };
+
+/** Largest chunk a socket hands over at once: a body reading ahead stops this short of its reservation. */
+const CHUNK_SLACK = 64 * 1024;
+/**
+ * What a body opened ahead costs besides its bytes (request, response and stream objects), so
+ * that 70,000 tiny bodies are not all opened at once; and a cap on bodies ahead whatever their size.
+ */
+const BODY_OVERHEAD = 8 * 1024;
+const MAX_BODIES_AHEAD = 1024;
+
+interface Slot<T> {
+  reserved: number;
+  opening: Promise<T>;
+  body: Readable | null;
+  /** Holds a connection (opening, or reading its body from the origin). */
+  busy: boolean;
+  /** Handed to the consumer. */
+  taken: boolean;
+  /** The reservation was given back. */
+  released: boolean;
+}
+
+export class FetchAhead<T> {
+  readonly concurrency: number;
+  readonly budgetBytes: number;
+  /** Most body bytes ever buffered at once (with `measure`). */
+  peakBufferedBytes = 0;
+  private readonly slice: number;
+  private readonly slots = new Map<number, Slot<T>>();
+  private nextOpen = 0;
+  private nextTake = 0;
+  private busy = 0;
+  private reserved = 0;
+  private closed = false;
+  /** Bodies opened whose reservation is still held. */
+  private readonly live = new Set<Readable>();
+
+  constructor(
+    private readonly items: readonly AheadItem<T>[],
+    private readonly bodyOf: (opened: T) => Readable | null,
+    private readonly options: FetchAheadOptions = {},
+  ) {
+    this.concurrency = Math.max(1, options.concurrency ?? FETCH_AHEAD_DEFAULTS.concurrency);
+    this.budgetBytes = Math.max(1, options.budgetBytes ?? FETCH_AHEAD_DEFAULTS.budgetBytes);
+    this.slice = Math.max(1, Math.floor(this.budgetBytes / this.concurrency));
+    this.pump();
+  }
+
+  /** Reserved bytes of the budget now (bodies buffered or to be). */
+  get reservedBytes(): number {
+    return this.reserved;
+  }
+
+  /** Body bytes sitting in buffers now, not yet consumed. */
+  bufferedBytes(): number {
+    let sum = 0;
+    for (const body of this.live) sum += body.readableLength;
+    return sum;
+  }
+
+  /**
+   * The body of item `index`; called once per item, in order. The body's reservation is
+   * given back when it has been read to its end or destroyed.
+   */
+  take(index: number): Promise<T> {
+    if (index !== this.nextTake) throw new Error(`fetch-ahead: item ${index} taken out of order (expected ${this.nextTake})`);
+    this.nextTake++;
+    if (!this.slots.has(index)) this.start(index, true); // the window had not reached it
+    const slot = this.slots.get(index)!;
+    slot.taken = true;
+    // The consumer's own pace governs it now: ordinary backpressure plus what it already holds.
+    return slot.opening.finally(() => {
+      this.slots.delete(index);
+      this.pump();
+    });
+  }
+
+  /** Drops every body not handed out (their connections are closed). */
+  close(): void {
+    this.closed = true;
+    for (const [index, slot] of this.slots) {
+      if (slot.taken) continue;
+      this.slots.delete(index);
+      void slot.opening.then(
+        (opened) => this.bodyOf(opened)?.destroy(),
+        () => undefined,
+      );
+    }
+  }
+
+  private reserveFor(size: number | null): number {
+    return size === null ? this.slice : Math.max(Math.min(size, this.slice), Math.min(BODY_OVERHEAD, this.slice));
+  }
+
+  private pump(): void {
+    while (!this.closed && this.nextOpen < this.items.length && this.busy < this.concurrency) {
+      const index = this.nextOpen;
+      if (this.slots.has(index)) {
+        this.nextOpen++;
+        continue;
+      }
+      if (index - this.nextTake >= MAX_BODIES_AHEAD) break;
+      const want = this.reserveFor(this.items[index]!.size);
+      // The budget holds, except that the body next in line may always be opened.
+      if (this.reserved > 0 && this.reserved + want > this.budgetBytes && index > this.nextTake) break;
+      this.start(index, false);
+    }
+  }
+
+  private start(index: number, forConsumer: boolean): void {
+    const item = this.items[index]!;
+    if (index >= this.nextOpen) this.nextOpen = index + 1;
+    const slot: Slot<T> = { reserved: this.reserveFor(item.size), opening: null as unknown as Promise<T>, body: null, busy: true, taken: forConsumer, released: false };
+    this.reserved += slot.reserved;
+    this.busy++;
+    const freeConnection = () => {
+      if (!slot.busy) return;
+      slot.busy = false;
+      this.busy--;
+      this.pump();
+    };
+    const release = () => {
+      if (slot.released) return;
+      slot.released = true;
+      if (slot.body) this.live.delete(slot.body);
+      this.reserved -= slot.reserved;
+      freeConnection();
+      this.pump();
+    };
+    slot.opening = item.open().then(
+      (opened) => {
+        const body = this.bodyOf(opened);
+        if (!body) {
+          // Nothing to read (the caller turned a failure into a value).
+          release();
+          return opened;
+        }
+        slot.body = body;
+        this.live.add(body);
+        if (this.closed && !slot.taken) {
+          body.destroy();
+          release();
+          return opened;
+        }
+        if (body instanceof BodyStream) {
+          // Now that the length is known, keep only what the body needs.
+          const needed = this.reserveFor(body.fetched ? body.readableLength : remainingOf(opened, body));
+          if (needed < slot.reserved) {
+            this.reserved -= slot.reserved - needed;
+            slot.reserved = needed;
+          }
+          body.readAhead = wholeFits(opened, body, slot.reserved) ? slot.reserved : Math.max(0, slot.reserved - CHUNK_SLACK);
+          if (body.fetched) freeConnection();
+          else body.once('fetched', freeConnection);
+        }
+        if (this.options.measure) this.watch(body);
+        body.once('close', release);
+        body.once('end', release);
+        // A body that never reports its last fetched byte (an unsized stream) frees its
+        // connection when it ends.
+        body.once('end', freeConnection);
+        body.once('close', freeConnection);
+        this.pump();
+        return opened;
+      },
+      (error: unknown) => {
+        release();
+        throw error;
+      },
+    );
+    // Reported to the consumer by take(); not an unhandled rejection while it waits its turn.
+    slot.opening.catch(() => undefined);
+    this.slots.set(index, slot);
+  }
+
+  private watch(body: Readable): void {
+    const original = body.push.bind(body);
+    body.push = (chunk: unknown, encoding?: BufferEncoding) => {
+      const more = original(chunk, encoding);
+      const now = this.bufferedBytes();
+      if (now > this.peakBufferedBytes) this.peakBufferedBytes = now;
+      return more;
+    };
+  }
+}
+
+/** Body bytes still to come from the origin plus those buffered, when known. */
+function remainingOf(opened: unknown, body: BodyStream): number | null {
+  const size = (opened as { size?: number | null }).size;
+  if (typeof size !== 'number') return null;
+  return Math.max(0, size - body.received + body.readableLength);
+}
+
+function wholeFits(opened: unknown, body: BodyStream, reserved: number): boolean {
+  const left = remainingOf(opened, body);
+  return left !== null && left <= reserved;
+}

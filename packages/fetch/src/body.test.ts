@@ -1,0 +1,144 @@
+import { describe, it, expect, afterAll } from '@jest/globals';
+import type http from 'node:http';
+import { createFetcher, type Fetcher, type FetcherOptions } from './fetcher';
+import { FetchError } from './errors';
+import type { BodyStream } from './body';
+import { bytes, readAll, startOrigin, type TestOrigin } from './testing';
+
+const opened: Fetcher[] = [];
+const origins: TestOrigin[] = [];
+
+function fetcher(overrides: Partial<FetcherOptions> = {}): Fetcher {
+  const f = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 2000, retryBaseDelayMs: 5, userAgent: 'ap-fetch-test', ...overrides });
+  opened.push(f);
+  return f;
+}
+
+afterAll(async () => {
+  for (const f of opened) f.close();
+  await Promise.all(origins.map((o) => o.close()));
+});
+
+interface Misbehaviour {
+  /** The first GET sends this many bytes, then: */
+  cutAt?: number;
+  /** 'reset' closes the connection; 'stall' sends nothing more (and keeps it open). */
+  how?: 'reset' | 'stall';
+  /** The object's ETag / Last-Modified; `changeAfterFirst` gives the later requests a new one. */
+  etag?: string;
+  lastModified?: string;
+  changeAfterFirst?: boolean;
+  /** Answers Range with the whole body (200). */
+  noRanges?: boolean;
+}
+
+/** A file server honouring Range, If-Match and If-Range, whose first GET misbehaves. */
+async function misbehavingOrigin(body: Buffer, m: Misbehaviour): Promise<TestOrigin> {
+  let gets = 0;
+  const o = await startOrigin((req: http.IncomingMessage, res: http.ServerResponse) => {
+    gets++;
+    const changed = m.changeAfterFirst && gets > 1;
+    const etag = m.etag && (changed ? `"${m.etag.replace(/"/g, '')}-2"` : m.etag);
+    const lastModified = m.lastModified && (changed ? new Date(Date.parse(m.lastModified) + 1000).toUTCString() : m.lastModified);
+    const headers: Record<string, string | number> = { 'accept-ranges': m.noRanges ? 'none' : 'bytes' };
+    if (etag) headers.etag = etag;
+    if (lastModified) headers['last-modified'] = lastModified;
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch !== undefined && ifMatch !== etag) return void res.writeHead(412).end();
+    const ifRange = req.headers['if-range'];
+    const rangeOk = !m.noRanges && (ifRange === undefined || ifRange === etag || ifRange === lastModified);
+    const r = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (r && rangeOk) {
+      const start = Number(r[1]);
+      const end = Number(r[2]);
+      res.writeHead(206, { ...headers, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${body.length}` });
+      if (gets === 1 && m.cutAt !== undefined) return void res.write(body.subarray(start, start + m.cutAt), () => setTimeout(() => res.socket?.destroy(), 10));
+      return void res.end(body.subarray(start, end + 1));
+    }
+    res.writeHead(200, { ...headers, 'content-length': body.length });
+    if (gets === 1 && m.cutAt !== undefined) {
+      res.write(body.subarray(0, m.cutAt), () => {
+        if (m.how !== 'stall') setTimeout(() => res.socket?.destroy(), 10);
+      });
+      return;
+    }
+    res.end(body);
+  });
+  origins.push(o);
+  return o;
+}
+
+describe('a body cut midway', () => {
+  const body = bytes(400_000, 7);
+
+  it('is continued with a ranged GET from the last byte, If-Match on the ETag', async () => {
+    const o = await misbehavingOrigin(body, { cutAt: 200_000, etag: '"v1"' });
+    const got = await fetcher().openBody(`${o.base}/f`);
+    expect((await readAll(got.stream)).equals(body)).toBe(true);
+    expect(o.requests).toHaveLength(2);
+    expect(o.requests[1]!.headers).toMatchObject({ range: 'bytes=200000-399999', 'if-match': '"v1"' });
+    expect((got.stream as BodyStream).continuations).toBe(1);
+  });
+
+  it('is continued after an idle stall', async () => {
+    const o = await misbehavingOrigin(body, { cutAt: 150_000, how: 'stall', etag: '"v1"' });
+    const started = Date.now();
+    const got = await fetcher({ idleTimeoutMs: 300 }).openBody(`${o.base}/f`);
+    expect((await readAll(got.stream)).equals(body)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(o.requests[1]!.headers.range).toBe('bytes=150000-399999');
+  });
+
+  it('continues a requested range within that range', async () => {
+    const o = await misbehavingOrigin(body, { cutAt: 100_000, etag: '"v1"' });
+    const part = await fetcher().openBody(`${o.base}/f`, { range: { start: 1000, end: 300_999 } });
+    expect((await readAll(part.stream)).equals(body.subarray(1000, 301_000))).toBe(true);
+    expect(o.requests.map((r) => r.headers.range)).toEqual(['bytes=1000-300999', 'bytes=101000-300999']);
+  });
+
+  it('is an error, not spliced bytes, when the object changed (If-Match answers 412)', async () => {
+    const o = await misbehavingOrigin(body, { cutAt: 200_000, etag: '"v1"', changeAfterFirst: true });
+    const got = await fetcher().openBody(`${o.base}/f`);
+    const error = await readAll(got.stream).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FetchError);
+    expect((error as FetchError).kind).toBe('changed');
+    expect(o.requests).toHaveLength(2); // a changed object is not retried
+  });
+
+  it('uses If-Range on Last-Modified without an ETag: a changed object (200) is an error', async () => {
+    const lastModified = new Date(Date.UTC(2026, 0, 1)).toUTCString();
+    const same = await misbehavingOrigin(body, { cutAt: 100_000, lastModified });
+    const ok = await fetcher().openBody(`${same.base}/f`);
+    expect((await readAll(ok.stream)).equals(body)).toBe(true);
+    expect(same.requests[1]!.headers['if-range']).toBe(lastModified);
+
+    const changed = await misbehavingOrigin(body, { cutAt: 100_000, lastModified, changeAfterFirst: true });
+    const bad = await fetcher().openBody(`${changed.base}/f`);
+    const error = (await readAll(bad.stream).catch((e: unknown) => e)) as FetchError;
+    expect(error.kind).toBe('changed');
+  });
+
+  it('skips the bytes already received when the origin ignores Range', async () => {
+    const o = await misbehavingOrigin(body, { cutAt: 123_457, etag: '"v1"', noRanges: true });
+    const got = await fetcher().openBody(`${o.base}/f`);
+    expect((await readAll(got.stream)).equals(body)).toBe(true);
+    expect(o.requests).toHaveLength(2);
+  });
+
+  it('a body held back unread is closed before it can time out and continued when read, uncharged', async () => {
+    const o = await misbehavingOrigin(body, { etag: '"v1"' });
+    const got = await fetcher({ idleTimeoutMs: 200 }).openBody(`${o.base}/f`);
+    const stream = got.stream as BodyStream;
+    // Nobody reads for 4 idle timeouts: the buffer fills and the connection is let go.
+    stream.pause();
+    await new Promise((r) => setTimeout(r, 800));
+    expect(stream.received).toBeLessThan(body.length);
+    expect((await readAll(stream)).equals(body)).toBe(true);
+    expect(stream.continuations).toBe(0);
+    expect(o.requests.length).toBe(2);
+    expect(o.requests[1]!.headers.range).toBe(`bytes=${o.requests[1]!.headers.range!.split('=')[1]!.split('-')[0]}-399999`);
+  });
+});
