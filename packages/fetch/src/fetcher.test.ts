@@ -1,4 +1,5 @@
 import { describe, it, expect, afterAll, beforeAll } from '@jest/globals';
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -694,6 +695,45 @@ describe('error messages a user reads', () => {
       }
       const error = await expectOpenError(f.openBody(`http://name.test:${o.port}/x`));
       expect(error.userMessage).toMatch(expected);
+    }
+  });
+});
+
+describe('a long-lived signal', () => {
+  it('keeps no abort listener once each request has ended (a resumed bin makes dozens with one signal)', async () => {
+    const body = bytes(5000);
+    const o = await origin((req, res, origin) => {
+      if (req.url === '/missing') return void res.writeHead(404).end();
+      fileHandler(body)(req, res, origin);
+    });
+    const f = fetcher();
+    const bin = new AbortController();
+    const listeners = () => getEventListeners(bin.signal, 'abort').length;
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < 12; i++) {
+        expect(await f.probe(`${o.base}/a`, { signal: bin.signal })).toMatchObject({ ok: true, size: 5000 });
+        const whole = await f.openBody(`${o.base}/a`, { signal: bin.signal });
+        expect((await readAll(whole.stream)).length).toBe(5000);
+        const ranged = await f.openBody(`${o.base}/a`, { signal: bin.signal, range: { start: 10, end: 99 }, expectedSize: 5000 });
+        expect((await readAll(ranged.stream)).length).toBe(90);
+        expect(await f.probe(`${o.base}/missing`, { signal: bin.signal })).toMatchObject({ ok: false });
+        const dropped = await f.openBody(`${o.base}/a`, { signal: bin.signal });
+        dropped.stream.destroy();
+      }
+      await new Promise((r) => setImmediate(r));
+      expect(listeners()).toBe(0);
+      // A body in flight still follows the signal.
+      const inFlight = await f.openBody(`${o.base}/a`, { signal: bin.signal });
+      expect(listeners()).toBe(1);
+      bin.abort();
+      await expect(readAll(inFlight.stream)).rejects.toThrow();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
     }
   });
 });

@@ -180,6 +180,24 @@ const TLS_MESSAGES: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'TLS certificate not trusted (unknown issuer)',
 };
 
+/**
+ * A signal of one request that follows `parent` until released. got removes its 'abort'
+ * listener only when a request is destroyed, not when its body ends, so every request given a
+ * long-lived signal (a bin's, through many probes and bodies) left a listener on it: a
+ * MaxListenersExceededWarning at the 11th. The caller's signal only ever holds one listener
+ * per request in flight.
+ */
+function linkSignal(parent: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, release: noop };
+  }
+  const follow = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', follow, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener('abort', follow) };
+}
+
 /** Maps anything thrown by got / Node / us to a FetchError. */
 export function toFetchError(error: unknown, ctx: ErrorContext, depth = 0): FetchError {
   const own = findFetchError(error);
@@ -373,7 +391,9 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   /** One got request, settled at its final response's headers (after redirects). */
   function attempt(url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Attempt> {
     return new Promise<Attempt>((resolve, reject) => {
-      const stream = client.stream(url, { method, headers, ...(signal ? { signal } : {}) });
+      const link = signal ? linkSignal(signal) : undefined;
+      const stream = client.stream(url, { method, headers, ...(link ? { signal: link.signal } : {}) });
+      if (link) for (const event of ['end', 'close', 'error']) stream.once(event, link.release);
       // Keeps a late error from crashing the process before the consumer attaches its own
       // listener; the error stays on `stream.errored` for pipeline() to report.
       stream.on('error', noop);
