@@ -1,6 +1,7 @@
 // Findings of the fault and fuzz campaign (issue 16), each pinned by a test against the real API.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import bcryptjs from 'bcryptjs';
 import { SignJWT } from 'jose';
 import { call, createUser, startApi, type TestApi } from '../../../test/helpers';
@@ -236,5 +237,19 @@ describe('methods and OPTIONS', () => {
       const res = await call(api.url, method, '/no/such/route', { key });
       expect({ method, status: res.status, body: res.body }).toEqual({ method, status: 404, body: envelope('NOT_FOUND') });
     }
+  });
+
+  it("answers what Node's HTTP parser refuses in the envelope too (a URL over 16 KB, a malformed request)", async () => {
+    const long = await call(api.url, 'GET', `/jobs?x=${'a'.repeat(20_000)}`, { key });
+    expect({ status: long.status, body: long.body }).toEqual({ status: 431, body: envelope('INVALID_REQUEST') });
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(api.url).port), '127.0.0.1', () => socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual(envelope('INVALID_REQUEST'));
   });
 });

@@ -2,6 +2,7 @@ import { loadConfig } from '@ap/config';
 import { createServiceContext, onShutdown } from '@ap/runtime';
 import { createWorkQueues } from '@ap/jobs';
 import { createApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 
 const ctx = createServiceContext('api', loadConfig());
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
@@ -9,6 +10,7 @@ const app = createApp({ ...ctx, queues });
 const server = app.listen(ctx.config.PORT, () => {
   ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
 });
+answerClientErrors(server);
 // Downloads can run for hours; only idle keep-alive sockets are timed out.
 server.requestTimeout = 0;
 server.keepAliveTimeout = 65_000;
