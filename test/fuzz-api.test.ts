@@ -14,7 +14,7 @@ import { ANY_METHODS, FUZZ_ROUTES, type FuzzRoute, type FuzzSecrets } from './fu
 import { auth as authArb, extraHeaders, type Auth, type Body } from './fuzz/arbitraries';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 
 let stack: Stack;
 let apiKey: string;
