@@ -92,8 +92,9 @@ async function buildAll(esbuild: typeof import('esbuild'), names: readonly Servi
         // Bundled CommonJS modules call require() for Node's built-ins.
         banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
         // pg loads it only for `pg.native`, which nothing uses. @ap/crc32 loads its native
-        // addon from beside itself, so it stays in node_modules (resolved up from the bundle).
-        external: ['pg-native', '@ap/crc32'],
+        // addon from beside itself, so it stays in node_modules (resolved up from the bundle); so
+        // does bcrypt (the API's native password hashing, its binary found beside its package).
+        external: ['pg-native', '@ap/crc32', 'bcrypt'],
         logLevel: 'warning',
       });
       for (const file of result.outputFiles) {

@@ -45,7 +45,7 @@ const workerErrors: string[] = [];
 
 function packer(concurrency = 2): Worker {
   const { ctx } = stack;
-  const worker = createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: 5_000 });
+  const worker = createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: 5_000, log: ctx.log });
   // After the flush BullMQ reports the messages it no longer finds (as the services log them).
   worker.on('error', (err) => workerErrors.push(err.message));
   return worker;

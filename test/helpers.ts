@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
-import { createApp, createUserWithKey } from '@ap/api';
+import { answerClientErrors, createApp, createUserWithKey, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/jobs';
 import { createServiceContext, type ServiceContext } from '@ap/runtime';
@@ -18,10 +18,11 @@ export function testConfig(overrides: Partial<Record<keyof Config, string>> = {}
 }
 
 /** Starts the real API on an ephemeral port. */
-export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}): Promise<TestApi> {
+export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, appOptions: AppOptions = {}): Promise<TestApi> {
   const base = createServiceContext('api-test', testConfig(overrides));
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
-  const server: Server = createApp(ctx).listen(0, '127.0.0.1');
+  const server: Server = createApp(ctx, appOptions).listen(0, '127.0.0.1');
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
-import { createApp, type AppOptions } from '@ap/api';
+import { answerClientErrors, createApp, type AppOptions } from '@ap/api';
 import { createWorkQueues, type WorkQueues } from '@ap/jobs';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
@@ -35,10 +35,11 @@ export async function startStack(overrides: Partial<Record<keyof Config, string>
   }
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
   server.on('request', createApp(ctx, options.app));
+  answerClientErrors(server);
   const workers: Worker[] = [];
   if (options.workers !== false) {
-    workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS }));
-    workers.push(createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS }));
+    workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
+    workers.push(createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
   }
   return {
     url,

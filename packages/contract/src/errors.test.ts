@@ -12,6 +12,7 @@ describe('error codes', () => {
       INVALID_TOKEN: 403,
       EXPIRED_TOKEN: 403,
       RATE_LIMITED: 429,
+      METHOD_NOT_ALLOWED: 405,
       INTERNAL_ERROR: 500,
     });
     expect(statusOf('RATE_LIMITED')).toBe(429);
@@ -26,6 +27,8 @@ describe('error codes', () => {
     expect(e).toBeInstanceOf(ApiError);
     expect([e.code, e.status, e.message, e.name]).toEqual(['PLAN_LIMIT_EXCEEDED', 403, 'too many files', 'ApiError']);
     expect(new ApiError('INVALID_REQUEST', 'x', 415).status).toBe(415);
+    expect(e.headers).toEqual({});
+    expect(new ApiError('RATE_LIMITED', 'slow down').withHeaders({ 'Retry-After': '7' }).headers).toEqual({ 'Retry-After': '7' });
   });
 
   it('413 bodies use INVALID_REQUEST', () => {

@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   INVALID_TOKEN: 403,
   EXPIRED_TOKEN: 403,
   RATE_LIMITED: 429,
+  /** A known path asked with a method it does not take (decisions.md "Hardening"); with `Allow`. */
+  METHOD_NOT_ALLOWED: 405,
   INTERNAL_ERROR: 500,
 } as const satisfies Record<string, number>;
 
@@ -39,12 +41,19 @@ export function statusOf(code: ErrorCode): number {
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
+  /** Response headers that travel with the error (`Retry-After` of a 429, `Allow` of a 405). */
+  readonly headers: Record<string, string> = {};
 
   constructor(code: ErrorCode, message: string, status: number = ERROR_CODES[code]) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
     this.status = status;
+  }
+
+  withHeaders(headers: Record<string, string>): this {
+    Object.assign(this.headers, headers);
+    return this;
   }
 
   /** 413 with code INVALID_REQUEST (decisions.md: bodies over 10 MB). */

@@ -95,6 +95,17 @@ describe('jobCreateSchema', () => {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: false });
     }
     expect(problem(jobCreateSchema, { files: [file, file, { url: 'ftp://h/x' }] })).toBe('files[2].url: must be an http or https URL');
+    // WHATWG parsing would repair these into URLs with a host the user never wrote.
+    for (const url of ['http:///path', 'http:127.0.0.1', 'http:/127.0.0.1/x', 'HTTPS:example.com', 'http:\\\\h\\x', 'http:/\\h/x', 'http://@/x', 'http://u:p@/x', 'http://:80/x', 'http://./x', 'http://../x', 'http://?x', 'http://#x']) {
+      expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: false });
+    }
+    for (const url of ['HTTP://h/x', 'http://h\\x', 'http://h:/x', 'http://[2001:db8::1]:8080/x', 'http://u@h@i/x', 'http://1.2.3.4']) {
+      expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: true });
+    }
+    expect(problem(jobCreateSchema, { files: [{ url: 'http:127.0.0.1' }] })).toBe(
+      'files[0].url: must be an http or https URL with a host, like https://example.com/file (it must start with "http://")',
+    );
+    expect(problem(jobCreateSchema, { files: [{ url: 'http:///path' }] })).toBe('files[0].url: must be an http or https URL with a host, like https://example.com/file (the host is missing)');
     expect(problem(jobCreateSchema, { files: [{ url: `https://h/${'a'.repeat(8_200)}` }] })).toBe('files[0].url: must be at most 8192 characters');
     expect(problem(jobCreateSchema, { files: [{ url: 5 }, {}] })).toBe('files[0].url: must be a string; files[1].url: is required');
   });

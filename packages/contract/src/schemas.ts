@@ -90,21 +90,47 @@ const storable = (value: string) => !value.includes('\0') && !hasLoneSurrogate(v
 // ---------------------------------------------------------------------------------------------
 // Job create
 
-/** An absolute http(s) URL with a host. */
-export function isHttpUrl(value: string): boolean {
-  if (value.length === 0 || value !== value.trim() || hasControlCharacter(value)) return false;
+const NO_HOST = 'must be an http or https URL with a host, like https://example.com/file';
+
+/**
+ * Why a value is not an absolute http(s) URL with a host, in words; null when it is one.
+ * WHATWG URL parsing repairs what a user did not mean: `http:127.0.0.1` and `http:///path`
+ * parse as hosts `127.0.0.1` and `path`, and `http:\\\\h` as `h`. So the text itself must
+ * say `http://` or `https://` followed by a host, and the parsed host must be a name or an
+ * address (not only dots).
+ */
+export function httpUrlProblem(value: string): string | null {
+  if (value.length === 0) return 'must not be empty';
+  if (value !== value.trim()) return 'must not start or end with spaces';
+  if (hasControlCharacter(value)) return 'must not contain control characters';
+  const scheme = /^(https?):/i.exec(value);
+  if (!scheme) return 'must be an http or https URL';
+  const rest = value.slice(scheme[0].length);
+  if (!rest.startsWith('//')) return `${NO_HOST} (it must start with "${scheme[1]!.toLowerCase()}://")`;
+  // The authority as written: up to the path, query or fragment (a backslash counts as a slash).
+  const authority = /^[^/?#\\]*/.exec(rest.slice(2))![0];
+  const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
+  const host = hostPort.startsWith('[') ? hostPort : hostPort.replace(/:[0-9]*$/, '');
+  if (host === '') return `${NO_HOST} (the host is missing)`;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return false;
+    return 'is not a valid URL';
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  if (/^\.*$/.test(url.hostname)) return `${NO_HOST} (the host is missing)`;
+  return null;
 }
+
+/** An absolute http(s) URL with a host. */
+export const isHttpUrl = (value: string): boolean => httpUrlProblem(value) === null;
 
 const fileUrlSchema = z.string(typed('a string')).superRefine((value, ctx) => {
   if (value.length > FILE_URL_MAX_CHARS) ctx.addIssue({ code: 'custom', message: `must be at most ${FILE_URL_MAX_CHARS} characters` });
-  else if (!isHttpUrl(value)) ctx.addIssue({ code: 'custom', message: 'must be an http or https URL' });
+  else {
+    const problem = httpUrlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }
 });
 
 const givenFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) => {

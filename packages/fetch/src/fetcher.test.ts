@@ -1,4 +1,5 @@
 import { describe, it, expect, afterAll, beforeAll } from '@jest/globals';
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -673,5 +674,69 @@ describe('invalid input', () => {
     expect(await f.probe('not a url')).toMatchObject({ ok: false, error: 'invalid URL' });
     expect(await f.probe('ftp://example.com/x')).toMatchObject({ ok: false, error: 'unsupported protocol ftp:' });
     expect((await expectOpenError(f.openBody('file:///etc/passwd'))).userMessage).toBe('unsupported protocol file:');
+  });
+});
+
+describe('error messages a user reads', () => {
+  it('say what happened in words, never a bare error code, for failures got wraps as ERR_GOT_REQUEST_ERROR', async () => {
+    const o = await origin((_req, res) => void res.end('never reached'));
+    // Resolvers failing with errors that carry no code (got then wraps them with its generic code).
+    const failing = (make: () => Error) =>
+      ((_hostname: string, _options: unknown, callback: (err: Error) => void) => process.nextTick(callback, make())) as unknown as LookupFunction;
+    const cases: [string, () => Error, RegExp][] = [
+      ['a plain Error', () => new Error('resolver exploded'), /^request failed \(an unexpected error in the HTTP client\)$/],
+      ['an error wrapping a refused connection', () => new Error('wrapped', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }), /^connection refused$/],
+      ['an error wrapping an unknown host', () => new Error('wrapped', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND x'), { code: 'ENOTFOUND' }) }), /^host not found$/],
+    ];
+    for (const [what, make, expected] of cases) {
+      const f = fetcher({ lookup: failing(make), retries: 0 });
+      const probed = await f.probe(`http://name.test:${o.port}/x`);
+      expect({ what, ok: probed.ok }).toEqual({ what, ok: false });
+      if (!probed.ok) {
+        expect({ what, error: probed.error }).toEqual({ what, error: expect.stringMatching(expected) });
+        expect(probed.error).not.toMatch(/ERR_|\bE[A-Z]{4,}\b/);
+      }
+      const error = await expectOpenError(f.openBody(`http://name.test:${o.port}/x`));
+      expect(error.userMessage).toMatch(expected);
+    }
+  });
+});
+
+describe('a long-lived signal', () => {
+  it('keeps no abort listener once each request has ended (a resumed bin makes dozens with one signal)', async () => {
+    const body = bytes(5000);
+    const o = await origin((req, res, origin) => {
+      if (req.url === '/missing') return void res.writeHead(404).end();
+      fileHandler(body)(req, res, origin);
+    });
+    const f = fetcher();
+    const bin = new AbortController();
+    const listeners = () => getEventListeners(bin.signal, 'abort').length;
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < 12; i++) {
+        expect(await f.probe(`${o.base}/a`, { signal: bin.signal })).toMatchObject({ ok: true, size: 5000 });
+        const whole = await f.openBody(`${o.base}/a`, { signal: bin.signal });
+        expect((await readAll(whole.stream)).length).toBe(5000);
+        const ranged = await f.openBody(`${o.base}/a`, { signal: bin.signal, range: { start: 10, end: 99 }, expectedSize: 5000 });
+        expect((await readAll(ranged.stream)).length).toBe(90);
+        expect(await f.probe(`${o.base}/missing`, { signal: bin.signal })).toMatchObject({ ok: false });
+        const dropped = await f.openBody(`${o.base}/a`, { signal: bin.signal });
+        dropped.stream.destroy();
+      }
+      await new Promise((r) => setImmediate(r));
+      expect(listeners()).toBe(0);
+      // A body in flight still follows the signal.
+      const inFlight = await f.openBody(`${o.base}/a`, { signal: bin.signal });
+      expect(listeners()).toBe(1);
+      bin.abort();
+      await expect(readAll(inFlight.stream)).rejects.toThrow();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

@@ -181,8 +181,26 @@ const TLS_MESSAGES: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'TLS certificate not trusted (unknown issuer)',
 };
 
+/**
+ * A signal of one request that follows `parent` until released. got removes its 'abort'
+ * listener only when a request is destroyed, not when its body ends, so every request given a
+ * long-lived signal (a bin's, through many probes and bodies) left a listener on it: a
+ * MaxListenersExceededWarning at the 11th. The caller's signal only ever holds one listener
+ * per request in flight.
+ */
+function linkSignal(parent: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, release: noop };
+  }
+  const follow = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', follow, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener('abort', follow) };
+}
+
 /** Maps anything thrown by got / Node / us to a FetchError. */
-export function toFetchError(error: unknown, ctx: ErrorContext): FetchError {
+export function toFetchError(error: unknown, ctx: ErrorContext, depth = 0): FetchError {
   const own = findFetchError(error);
   if (own) return own;
   if (!(error instanceof Error)) return new FetchError('other', 'request failed', { retryable: false, detail: String(error) });
@@ -230,12 +248,24 @@ export function toFetchError(error: unknown, ctx: ErrorContext): FetchError {
     return new FetchError(code === 'EAI_AGAIN' ? 'dns' : 'connection', message, { retryable: true, ...base });
   }
   if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|EPROTO|ERR_OSSL)/.test(code)) {
-    return new FetchError('tls', TLS_MESSAGES[code] ?? `TLS error (${code})`, { retryable: false, ...base });
+    return new FetchError('tls', TLS_MESSAGES[code] ?? 'TLS handshake failed', { retryable: false, ...base });
   }
   if (code.startsWith('HPE_')) return new FetchError('other', 'invalid HTTP response', { retryable: false, ...base });
   if (/UNIX domain sockets/.test(error.message)) return new FetchError('protocol', 'unsupported URL (UNIX socket)', { retryable: false, ...base });
-  return new FetchError('other', code ? `request failed (${code})` : 'request failed', { retryable: false, ...base });
+  if (code === 'ERR_INVALID_URL' || (error instanceof TypeError && /Invalid URL/i.test(error.message))) {
+    return new FetchError('invalid-url', 'invalid URL', { retryable: false, ...base });
+  }
+  // got wraps what it does not know in a RequestError (ERR_GOT_REQUEST_ERROR): the wrapped error
+  // says what happened.
+  if (error.cause instanceof Error && error.cause !== error && depth < 4) {
+    const inner = toFetchError(error.cause, ctx, depth + 1);
+    if (inner.kind !== 'other' || inner.userMessage !== UNKNOWN_FAILURE) return inner;
+  }
+  // A user reads this in the job's errors: words, never a bare code (the code is in `detail` for the log).
+  return new FetchError('other', UNKNOWN_FAILURE, { retryable: false, ...base });
 }
+
+const UNKNOWN_FAILURE = 'request failed (an unexpected error in the HTTP client)';
 
 /** Counts bytes where no Content-Length lets got do it: errors on too few or too many. */
 class LengthCheck extends Transform {
@@ -378,7 +408,9 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   /** One got request, settled at its final response's headers (after redirects). */
   function attempt(url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Attempt> {
     return new Promise<Attempt>((resolve, reject) => {
-      const stream = client.stream(url, { method, headers, ...(signal ? { signal } : {}) });
+      const link = signal ? linkSignal(signal) : undefined;
+      const stream = client.stream(url, { method, headers, ...(link ? { signal: link.signal } : {}) });
+      if (link) for (const event of ['end', 'close', 'error']) stream.once(event, link.release);
       // Keeps a late error from crashing the process before the consumer attaches its own
       // listener; the error stays on `stream.errored` for pipeline() to report.
       stream.on('error', noop);

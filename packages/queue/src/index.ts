@@ -60,14 +60,29 @@ export function createQueue<N extends keyof Payloads>(name: N, connection: Redis
   return new Queue<Payloads[N]>(QUEUES[name], { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
 }
 
+/** Where a worker's own errors go: the service's JSON logger (pino's `warn`/`error` shape). */
+export interface WorkerLog {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
 export function createWorker<N extends keyof Payloads>(
   name: N,
   processor: Processor<Payloads[N]>,
   connection: Redis,
   prefix: string,
-  options: Omit<WorkerOptions, 'connection' | 'prefix'> = {},
+  options: Omit<WorkerOptions, 'connection' | 'prefix'> & { log: WorkerLog },
 ): Worker<Payloads[N]> {
-  return new Worker<Payloads[N]>(QUEUES[name], processor, { connection, prefix, ...options });
+  const { log, ...workerOptions } = options;
+  const worker = new Worker<Payloads[N]>(QUEUES[name], processor, { connection, prefix, ...workerOptions });
+  // BullMQ prints an 'error' nobody listens to with console.error: a stack trace on stderr,
+  // outside the JSON log (e.g. "could not renew lock" for every active job after a Redis flush).
+  worker.on('error', (err: Error) => {
+    // A lost lock is not lost work: the job is delivered again once its lock lapses.
+    if (/could not renew lock/i.test(err.message)) log.warn({ queue: QUEUES[name], err }, 'queue worker lost a job lock; the job will be delivered again');
+    else log.error({ queue: QUEUES[name], err }, 'queue worker error');
+  });
+  return worker;
 }
 
 export type { Queue, Worker, Job as QueueJob } from 'bullmq';

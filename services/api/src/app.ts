@@ -10,9 +10,11 @@ import { perKeyRateLimit } from './http/rate-limit';
 import { jobsRouter } from './routes/jobs';
 import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { API_ROUTES, methodGuard } from './http/methods';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
 import type { LayoutReaderOptions } from '@ap/archive';
+import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits } from './http/login-throttle';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
 
@@ -21,6 +23,8 @@ export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' 
 export interface AppOptions {
   /** Stream-download tunables (tests and benches shrink them). */
   stream?: Partial<LayoutReaderOptions>;
+  /** Login throttle limits (benches raise them). */
+  loginThrottle?: Partial<LoginThrottleLimits>;
 }
 
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
@@ -42,6 +46,9 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
     }),
   );
 
+  // OPTIONS and methods a known path does not take: answered here, before any route or auth.
+  app.use(methodGuard(API_ROUTES));
+
   app.get('/healthz', (_req, res) => {
     res.json({ success: true, status: 'ok' });
   });
@@ -59,7 +66,8 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
 
   app.use(express.json({ limit: '10mb', type: () => true }));
 
-  app.use('/auth', authRouter(ctx.db, ctx.config.SESSION_SECRET));
+  const loginThrottle = createLoginThrottle(ctx.redis, ctx.config.REDIS_PREFIX, { ...LOGIN_THROTTLE_DEFAULTS, ...options.loginThrottle });
+  app.use('/auth', authRouter(ctx.db, ctx.config.SESSION_SECRET, loginThrottle));
   const protect = [
     authenticate(ctx.db, ctx.config.SESSION_SECRET),
     perKeyRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),

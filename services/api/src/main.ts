@@ -2,6 +2,7 @@ import { loadConfig } from '@ap/config';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { createWorkQueues } from '@ap/jobs';
 import { createApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 
 /** decisions.md "Operations": on SIGTERM, responses in flight get this long to finish. */
 const DRAIN_MS = 25_000;
@@ -13,6 +14,7 @@ const app = createApp({ ...ctx, queues });
 const server = app.listen(ctx.config.PORT, () => {
   ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
 });
+answerClientErrors(server);
 // Downloads can run for hours; only idle keep-alive sockets are timed out.
 server.requestTimeout = 0;
 server.keepAliveTimeout = 65_000;

@@ -15,6 +15,7 @@ const worker = createWorker('pack', createPackerProcessor(ctx, { stopping: stopp
   concurrency,
   lockDuration: ctx.config.WORKER_LOCK_MS,
   stalledInterval: stalledCheckEvery(ctx.config.WORKER_LOCK_MS),
+  log: ctx.log,
 });
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'pack job failed'));
 // Queue depth for the autoscaler and dashboards (producers' view of the same queues).

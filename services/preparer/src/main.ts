@@ -11,6 +11,7 @@ const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx
   concurrency,
   lockDuration: ctx.config.WORKER_LOCK_MS,
   stalledInterval: Math.max(1_000, Math.min(ctx.config.WORKER_LOCK_MS, 5_000)),
+  log: ctx.log,
 });
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'prepare job failed'));
 metrics.watchQueues([queues.prepare, queues.pack]);

@@ -1,9 +1,6 @@
-import bcrypt from 'bcryptjs';
 import type { Db, Plan } from '@ap/db';
 import { generateApiKey, hashApiKey } from '@ap/tokens';
-
-// bcrypt (decisions.md allows argon2 or bcrypt; argon2's prebuilt binary crashes on this platform).
-const BCRYPT_COST = 12;
+import { hashPassword, verifyPassword } from './passwords';
 
 export interface CreateUserInput {
   email: string;
@@ -14,7 +11,7 @@ export interface CreateUserInput {
 
 /** Creates a user and its first API key; the plain key is returned once and never stored. */
 export async function createUserWithKey(db: Db, input: CreateUserInput): Promise<{ userId: string; apiKey: string }> {
-  const passwordHash = input.password ? await bcrypt.hash(input.password, BCRYPT_COST) : null;
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
   const apiKey = generateApiKey();
   const user = await db.user.create({
     data: {
@@ -35,9 +32,9 @@ let dummyHash: Promise<string> | undefined;
 export async function verifyLogin(db: Db, email: string, password: string): Promise<{ id: string } | null> {
   const user = await db.user.findUnique({ where: { email: email.trim().toLowerCase() }, select: { id: true, passwordHash: true } });
   if (!user?.passwordHash) {
-    dummyHash ??= bcrypt.hash('not-a-real-password', BCRYPT_COST);
-    await bcrypt.compare(password, await dummyHash);
+    dummyHash ??= hashPassword('not-a-real-password');
+    await verifyPassword(password, await dummyHash);
     return null;
   }
-  return (await bcrypt.compare(password, user.passwordHash)) ? { id: user.id } : null;
+  return (await verifyPassword(password, user.passwordHash)) ? { id: user.id } : null;
 }

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { jwtVerify, SignJWT } from 'jose';
+import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { ApiError } from '@ap/contract';
 import type { Db, Plan } from '@ap/db';
 import { hashApiKey } from '@ap/tokens';
+import { isUuid } from './serialize';
 
 export interface AuthUser {
   id: string;
@@ -47,6 +48,24 @@ export function authOf(req: Request): AuthContext {
 
 const unauthorized = (message: string) => new ApiError('UNAUTHORIZED', message);
 
+/** The claims `signSessionToken` writes, and only those. */
+const ISSUED_CLAIMS = new Set(['sub', 'iss', 'iat', 'exp']);
+
+/**
+ * The user id of a verified session payload when its claims are exactly what the API issues
+ * (a UUID `sub`, whole-second `iat` and `exp` at most the session lifetime apart); null for
+ * anything else. A token signed with the real secret but made elsewhere (a leaked secret, a
+ * test tool) must not reach the database with a value Postgres cannot take.
+ */
+function issuedSubject(payload: JWTPayload): string | null {
+  if (Object.keys(payload).some((claim) => !ISSUED_CLAIMS.has(claim))) return null;
+  const { sub, iat, exp } = payload;
+  if (typeof sub !== 'string' || !isUuid(sub)) return null;
+  if (!Number.isInteger(iat) || !Number.isInteger(exp)) return null;
+  if (exp! <= iat! || exp! - iat! > SESSION_TTL_SECONDS) return null;
+  return sub;
+}
+
 /**
  * `X-API-Key` (hashed lookup) or `Authorization: Bearer <session JWT>`. `last_used_at` is
  * written at most once a minute per key: an in-process clock skips the write on hot keys,
@@ -76,10 +95,16 @@ export function authenticate(db: Db, sessionSecret: string) {
   }
 
   async function fromSession(token: string): Promise<AuthContext> {
-    let userId: string | undefined;
+    let userId: string | null;
     try {
-      const { payload } = await jwtVerify(token, secretKey, { algorithms: ['HS256'], issuer: JWT_ISSUER });
-      userId = payload.sub;
+      const { payload } = await jwtVerify(token, secretKey, {
+        algorithms: ['HS256'],
+        issuer: JWT_ISSUER,
+        typ: 'JWT',
+        requiredClaims: ['sub', 'iat', 'exp'],
+        maxTokenAge: SESSION_TTL_SECONDS,
+      });
+      userId = issuedSubject(payload);
     } catch {
       throw unauthorized('invalid or expired session token');
     }

@@ -1,9 +1,10 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, errorEnvelope } from '@ap/contract';
-import type { Logger } from '@ap/log';
+import { redactUrl, type Logger } from '@ap/log';
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
-  next(new ApiError('NOT_FOUND', `no route for ${req.method} ${req.path}`));
+  // A download token in a mistyped path is not echoed back.
+  next(new ApiError('NOT_FOUND', `no route for ${req.method} ${redactUrl(req.path)}`));
 };
 
 interface BodyParserError {
@@ -19,6 +20,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof ApiError) {
+      res.set(err.headers);
       res.status(err.status).json(errorEnvelope(err.code, err.message));
       return;
     }

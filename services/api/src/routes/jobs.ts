@@ -34,10 +34,23 @@ interface Cursor {
 
 const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.t, c.id])).toString('base64url');
 
+/**
+ * The only timestamps a cursor carries are `toISOString()` of a stored `created_at`: four-digit
+ * years 0001-9999, to the millisecond, in UTC. Anything else (year 0 or negative, six-digit
+ * years, other formats Date.parse takes) was never handed out, and Postgres may refuse it.
+ */
+const CURSOR_TIME = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const isCursorTime = (t: string): boolean => {
+  const m = CURSOR_TIME.exec(t);
+  if (!m || m[1] === '0000') return false;
+  const ms = Date.parse(t);
+  return !Number.isNaN(ms) && new Date(ms).toISOString() === t;
+};
+
 function decodeCursor(value: string): Cursor {
   try {
     const [t, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof t === 'string' && !Number.isNaN(Date.parse(t)) && typeof id === 'string' && isUuid(id)) return { t, id };
+    if (typeof t === 'string' && isCursorTime(t) && typeof id === 'string' && isUuid(id)) return { t, id };
   } catch {
     // fall through
   }
