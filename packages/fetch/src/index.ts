@@ -5,3 +5,6 @@ export type { FetchErrorKind } from './errors';
 export { classifyAddress, isLocalhostName } from './guard';
 export type { AddressVerdict, LookupFunction } from './guard';
 export { parseContentRange, parseRetryAfter } from './headers';
+export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
+export type { GuardedAgents, GuardOptions } from './guard';
+export { checkDestination, type DestinationVerdict } from './destination';

@@ -1,6 +1,7 @@
 import type { Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
+import { dueDeliveries } from '@ap/webhooks';
 import { deleteJobObjects } from './objects';
 import { enqueue, type WorkQueues } from './queues';
 
@@ -12,6 +13,8 @@ export const UNENQUEUED_AFTER_MS = 5_000;
 export interface ReconcileReport {
   prepares: number;
   packs: number;
+  /** Webhook delivery attempts that were due and put (back) on their queue. */
+  deliveries: number;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface ReconcileReport {
 export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): Promise<ReconcileReport> {
   const stale = new Date(now.getTime() - STALE_AFTER_MS);
   const unenqueued = new Date(now.getTime() - UNENQUEUED_AFTER_MS);
-  const report: ReconcileReport = { prepares: 0, packs: 0 };
+  const report: ReconcileReport = { prepares: 0, packs: 0, deliveries: 0 };
 
   const preparing = await db.job.findMany({
     where: {
@@ -53,6 +56,14 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date()): P
   }
   const enqueuedJobs = [...new Set([...preparing.map((j) => j.id), ...bins.map((b) => b.jobId)])];
   if (enqueuedJobs.length) await db.job.updateMany({ where: { id: { in: enqueuedJobs }, enqueuedAt: null }, data: { enqueuedAt: now } });
+
+  // Webhook deliveries: the row says which attempt is next and when. One due for a while and
+  // held by no worker has lost its message (enqueue after commit failed, Redis lost it); an
+  // identical message still waiting is left alone.
+  for (const delivery of await dueDeliveries(db, unenqueued, now)) {
+    await enqueue.delivery(queues, { deliveryId: delivery.id, attempt: delivery.attempts });
+    report.deliveries++;
+  }
   return report;
 }
 

@@ -3,7 +3,7 @@ import { UnrecoverableError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { objectKeyFor, settleJob } from '@ap/jobs';
+import { objectKeyFor, settleJob, type WorkQueues } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -12,11 +12,14 @@ import { CrcStore } from './crc-store';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 import { dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, type BinFile, type UploadPlan } from './resume';
 
-export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayload> {
+/** Where a finished job's webhook deliveries are queued (without it, the reconciler queues them). */
+type EventQueues = Pick<WorkQueues, 'webhook'>;
+
+export function createPackerProcessor(ctx: ServiceContext, queues?: EventQueues): Processor<PackPayload> {
   return async (message, token) => {
     const attempts = message.opts.attempts ?? 1;
     try {
-      await packBin(ctx, message.data);
+      await packBin(ctx, message.data, queues);
     } catch (err) {
       if (err instanceof BinBusy) return deferWhileBusy(message, token, err);
       if (err instanceof LeaseLost) {
@@ -24,13 +27,13 @@ export function createPackerProcessor(ctx: ServiceContext): Processor<PackPayloa
         return;
       }
       const final = err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
-      if (final) await failBin(ctx, message.data, err);
+      if (final) await failBin(ctx, message.data, err, queues);
       throw err;
     }
   };
 }
 
-async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
+async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, queues?: EventQueues): Promise<void> {
   const failed = await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.zip.updateMany({
       where: { id: payload.zipId, attempt: payload.attempt, status: { in: ['pending', 'processing'] } },
@@ -44,7 +47,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
     }
     return count > 0;
   });
-  if (failed) await settleJob(ctx.db, payload.jobId);
+  if (failed) await settleJob(ctx.db, payload.jobId, { queues });
 }
 
 /**
@@ -54,7 +57,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
  * BinBusy); should a stalled holder still write after losing its lease, the ZIP's bytes are a
  * pure function of the job, the object key is fixed, and its final record needs the lease.
  */
-export async function packBin(ctx: ServiceContext, payload: PackPayload): Promise<void> {
+export async function packBin(ctx: ServiceContext, payload: PackPayload, queues?: EventQueues): Promise<void> {
   const { db, store, log } = ctx;
   const zip = await db.zip.findUnique({ where: { id: payload.zipId }, include: { job: true } });
   if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return; // superseded by a retry
@@ -64,7 +67,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
 
   const lease = new BinLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
-  await settleJob(db, job.id);
+  await settleJob(db, job.id, { queues });
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
   const files: BinFile[] = await db.jobFile.findMany({
@@ -135,7 +138,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload): Promis
     // The object is the same bytes its new holder writes; its record is theirs to make.
     if (!recorded) throw new LeaseLost();
     log.info({ jobId: job.id, zipId: zip.id, size: object.size, files: packaged.length }, 'bin packed');
-    await settleJob(db, job.id);
+    await settleJob(db, job.id, { queues });
   } catch (err) {
     abort.abort(err);
     await lease.release().catch(() => undefined);
