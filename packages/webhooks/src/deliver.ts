@@ -29,6 +29,8 @@ export interface DeliveryDeps {
   /** The schedule's unit (WEBHOOK_RETRY_BASE_MS; one minute in production). */
   retryBaseMs: number;
   downloadUrl(zipId: string, expiresAt: Date): string;
+  /** Told the outcome of every attempt made (the integrator counts archive_webhook_deliveries_total{result} here). */
+  onAttempt?: (outcome: Exclude<AttemptOutcome, 'skipped'>) => void;
 }
 
 export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped';
@@ -116,6 +118,7 @@ async function attempt(deps: DeliveryDeps, agents: GuardedAgents, guard: GuardOp
   const outcome: AttemptOutcome = !recorded ? 'skipped' : ok ? 'delivered' : delay === null ? 'failed' : 'retrying';
   // The URL is not logged: receivers often put a token in it.
   log.info({ deliveryId: delivery.id, webhookId: hook.id, jobId: delivery.jobId, attempt: number, status: result.status, error: result.error, outcome }, 'webhook delivery attempt');
+  if (outcome !== 'skipped') deps.onAttempt?.(outcome);
   if (outcome === 'retrying') {
     const next = { deliveryId: delivery.id, attempt: number };
     // Should this add fail, the reconciler adds it once it is due (the row says when).
