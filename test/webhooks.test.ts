@@ -1,6 +1,11 @@
 // Webhooks end to end (decisions.md "Webhooks", "Usage and stats"): the real stack in process,
 // a real origin, and real HTTP receivers that record what they get.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import {
   jobStatsResponseSchema,
   usageResponseSchema,
@@ -268,6 +273,41 @@ describe('job events', () => {
   });
 });
 
+describe('the example receiver of docs/webhooks.md', () => {
+  it('accepts a real delivery signed with its secret and refuses one signed with another', async () => {
+    const doc = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
+    const code = /```ts\n([\s\S]*?)```/.exec(doc)![1]!;
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ap-receiver-')), 'receiver.ts');
+    writeFileSync(file, code);
+    const key = await newUser();
+    const port = await freePort();
+    const hook = await addWebhook(key, `http://127.0.0.1:${port}/`);
+    const other = await addWebhook(key, receiver.set('/other-secret', [200]));
+    const tsx = new URL('../node_modules/.bin/tsx', import.meta.url).pathname;
+    // The example holds the first webhook's secret only: the second one's deliveries go to it too.
+    await stack.ctx.db.webhook.update({ where: { id: other.id }, data: { url: `http://127.0.0.1:${port}/` } });
+    const child = spawn(tsx, [file], { env: { ...process.env, WEBHOOK_SECRET: hook.secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      await until(() => new Promise((resolve) => net.connect(port, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); resolve(true); }).once('error', () => resolve(false))), 'the example listens', 30_000);
+      const job = await runJob(key, { files: [{ url: origin.set('/doc.bin', { body: bytesOf(14, 10) }) }] });
+      const delivery = async (webhookId: string) => {
+        await until(async () => (await stack.ctx.db.webhookDelivery.findFirst({ where: { webhookId, jobId: job.id, attempts: { gt: 0 } } })) !== null);
+        return stack.ctx.db.webhookDelivery.findFirstOrThrow({ where: { webhookId, jobId: job.id } });
+      };
+      expect(await delivery(hook.id)).toMatchObject({ status: 'delivered', lastStatusCode: 204 });
+      expect(await delivery(other.id)).toMatchObject({ status: 'pending', lastStatusCode: 401 });
+      await until(async () => output.includes(job.id), 'the example logs the event');
+      expect(output).toContain(`job.completed ${job.id} completed`);
+    } finally {
+      child.kill();
+      await call(stack.url, 'DELETE', `/webhooks/${other.id}`, { key });
+    }
+  }, 60_000);
+});
+
 describe('download.completed', () => {
   it('reports bytes sent, the range and whether the last byte went out, for stored and stream downloads', async () => {
     const key = await newUser();
@@ -425,6 +465,17 @@ describe('usage and stats', () => {
     expect((await call(stack.url, 'GET', '/usage')).status).toBe(401);
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 async function until(check: () => Promise<boolean>, what = 'the condition holds', timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
