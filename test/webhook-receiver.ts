@@ -13,7 +13,7 @@ export interface ReceivedRequest {
 
 export interface Receiver {
   url: string;
-  /** Statuses answered in turn at `path` (the last one repeats); 'hang' never answers. */
+  /** Statuses answered in turn at `path` (the last one repeats); 'hang' never answers; a 3xx redirects to `<path>-target`. */
   set(path: string, statuses: (number | 'hang')[]): string;
   received(path: string): ReceivedRequest[];
   /** Waits until `path` has received at least `count` requests. */
@@ -42,7 +42,9 @@ export async function startReceiver(): Promise<Receiver> {
       const plan = plans.get(path) ?? [200];
       const answer = plan.length > 1 ? plan.shift()! : plan[0]!;
       if (answer === 'hang') return;
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
+      // A redirect points at `<path>-target` on this receiver, so a test can see it was not followed.
+      const location = answer >= 300 && answer < 400 ? { location: `${url}${path}-target` } : {};
+      res.writeHead(answer, { 'content-type': 'text/plain', ...location }).end(answer < 300 ? 'ok' : 'no');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

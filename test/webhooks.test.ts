@@ -150,9 +150,8 @@ describe('job events', () => {
 
   it('redirects are not followed, and a receiver that never succeeds ends failed after the whole schedule', async () => {
     const key = await newUser();
-    const target = receiver.set('/redirect-target', [200]);
+    receiver.set('/redirect-target', [200]);
     const hook = await addWebhook(key, receiver.set('/redirect', [302]));
-    // Every attempt from the second on is made at once: the schedule is shrunk further here.
     const job = await runJob(key, { files: [{ url: origin.set('/r.bin', { body: bytesOf(4, 10) }) }] });
     const [first] = await receiver.waitFor('/redirect');
     const deliveryId = first!.body.delivery_id;
@@ -167,8 +166,8 @@ describe('job events', () => {
     const row = await stack.ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
     expect(row).toMatchObject({ attempts: 8, lastStatusCode: 302, lastError: 'HTTP 302 (redirects are not followed)', nextAttemptAt: null, jobId: job.id });
     expect(receiver.received('/redirect')).toHaveLength(8);
+    expect(receiver.received('/redirect')[0]!.headers['x-delivery-id']).toBe(deliveryId);
     expect(receiver.received('/redirect-target')).toHaveLength(0);
-    expect(target).toContain('/redirect-target');
     const history = await call(stack.url, 'GET', `/webhooks/${hook.id}/deliveries`, { key });
     expect(history.body.deliveries[0]).toMatchObject({ status: 'failed', attempts: 8, last_status_code: 302 });
   }, 60_000);
@@ -302,7 +301,9 @@ describe('the example receiver of docs/webhooks.md', () => {
       await until(async () => output.includes(job.id), 'the example logs the event');
       expect(output).toContain(`job.completed ${job.id} completed`);
     } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill();
+      await exited;
       await call(stack.url, 'DELETE', `/webhooks/${other.id}`, { key });
     }
   }, 60_000);
