@@ -440,6 +440,9 @@ describe('usage and stats', () => {
     expect(full.body.length).toBe(stream.zips[0].size);
     expect((await download(stream.download_url, { range: 'bytes=0-499' })).body.length).toBe(500);
 
+    // Stream bytes are recorded as each download response ends, a moment after the client has the last byte.
+    const expectedStreamBytes = stream.zips[0].size + 500;
+    await until(async () => (await call(stack.url, 'GET', '/usage', { key })).body.usage.stream_bytes === expectedStreamBytes, 'both stream downloads are counted');
     const res = await call(stack.url, 'GET', '/usage', { key });
     expect(res.status).toBe(200);
     const { usage } = usageResponseSchema.parse(res.body);
@@ -451,7 +454,7 @@ describe('usage and stats', () => {
       period_start: start.toISOString(),
       period_end: end.toISOString(),
       overage_enabled: false,
-      stream_bytes: stream.zips[0].size + 500,
+      stream_bytes: expectedStreamBytes,
       stream_quota_bytes: 3_000_000_000_000,
       stored_gb_days: (stored.zips[0].size * 7200) / (1e9 * 86_400),
       stored_quota_gb_days: 20_000,
