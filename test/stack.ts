@@ -10,6 +10,8 @@ import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
 import { createWorker, type Worker } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/runtime';
+import { signDownloadToken } from '@ap/tokens';
+import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { testConfig } from './helpers';
 
 export interface Stack {
@@ -19,7 +21,10 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(overrides: Partial<Record<keyof Config, string>> = {}, options: { workers?: boolean; app?: AppOptions } = {}): Promise<Stack> {
+export async function startStack(
+  overrides: Partial<Record<keyof Config, string>> = {},
+  options: { workers?: boolean; /** The webhook delivery worker (hosted by the preparer); default: with the workers. */ webhooks?: boolean; app?: AppOptions } = {},
+): Promise<Stack> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -39,7 +44,20 @@ export async function startStack(overrides: Partial<Record<keyof Config, string>
   const workers: Worker[] = [];
   if (options.workers !== false) {
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
-    workers.push(createWorker('pack', createPackerProcessor(ctx), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
+    workers.push(createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
+  }
+  const closers: (() => void)[] = [];
+  if (options.webhooks ?? options.workers !== false) {
+    const sender = createDeliverySender({
+      db: ctx.db,
+      log: ctx.log,
+      queue: ctx.queues.webhook,
+      allowPrivate: ctx.config.ALLOW_PRIVATE_URLS,
+      retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
+      downloadUrl: (zipId, expiresAt) => `${ctx.config.PUBLIC_BASE_URL}/download/${signDownloadToken({ zipId, expiresAt }, ctx.config.DOWNLOAD_TOKEN_SECRET)}`,
+    });
+    closers.push(() => sender.close());
+    workers.push(createWorker('webhook', createDeliveryProcessor(sender), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 8, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
   }
   return {
     url,
@@ -47,6 +65,7 @@ export async function startStack(overrides: Partial<Record<keyof Config, string>
     workers,
     async close() {
       await Promise.all(workers.map((w) => w.close()));
+      for (const close of closers) close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.queues.close();

@@ -66,6 +66,9 @@ const schema = z.object({
   // How long a worker's claim on a queue job lasts without renewal; a killed worker's job is
   // picked up by another once it lapses.
   WORKER_LOCK_MS: positiveInt.default(30_000),
+  // Unit of the webhook retry schedule (1, 5, 30, 120, 300, 600, 720 units): one minute in
+  // production; tests shrink it so a whole schedule runs in seconds.
+  WEBHOOK_RETRY_BASE_MS: positiveInt.default(60_000),
 });
 
 export type Config = z.infer<typeof schema>;

@@ -5,3 +5,4 @@ export * from './filename-template';
 export * from './entry-names';
 export * from './schemas';
 export * from './types';
+export * from './webhooks';

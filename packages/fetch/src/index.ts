@@ -8,3 +8,6 @@ export { parseContentRange, parseRetryAfter } from './headers';
 export { FetchAhead, FETCH_AHEAD_DEFAULTS } from './ahead';
 export type { AheadItem, FetchAheadOptions } from './ahead';
 export { BodyStream } from './body';
+export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
+export type { GuardedAgents, GuardOptions } from './guard';
+export { checkDestination, type DestinationVerdict } from './destination';

@@ -5,7 +5,8 @@ export { createWorkQueues, enqueue, type WorkQueues } from './queues';
 export { newZipId, objectKeyFor } from './ids';
 export { reconcile, sweepExpired, startMaintenance, MAINTENANCE_INTERVAL_MS, STALE_AFTER_MS, type MaintenanceScope, type ReconcileReport } from './maintenance';
 export { mapLimit } from './concurrency';
-export { settleJob, CANCELLED_BY_FAIL_FAST } from './settle';
+export { settleJob, CANCELLED_BY_FAIL_FAST, type SettleOptions } from './settle';
+export { endJob, announceDeliveries, type EndStatus } from './end';
 export {
   assignJobFilesToBin,
   binFiles,

@@ -1,6 +1,7 @@
 import type { Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
+import { dueDeliveries } from '@ap/webhooks';
 import { deleteJobObjects } from './objects';
 import { jobIds, type Queue } from '@ap/queue';
 import { enqueue, type WorkQueues } from './queues';
@@ -26,6 +27,8 @@ async function missingFromQueue(queue: Queue<unknown>, id: string): Promise<bool
 export interface ReconcileReport {
   prepares: number;
   packs: number;
+  /** Webhook delivery attempts that were due and put (back) on their queue. */
+  deliveries: number;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
   const onlyBins = scope.jobIds ? { jobId: { in: [...scope.jobIds] } } : {};
   const stale = new Date(now.getTime() - STALE_AFTER_MS);
   const unenqueued = new Date(now.getTime() - UNENQUEUED_AFTER_MS);
-  const report: ReconcileReport = { prepares: 0, packs: 0 };
+  const report: ReconcileReport = { prepares: 0, packs: 0, deliveries: 0 };
 
   const preparing = await db.job.findMany({
     where: {
@@ -106,6 +109,14 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
   }
   const enqueuedJobs = [...new Set([...preparing.map((j) => j.id), ...bins.map((b) => b.jobId)])];
   if (enqueuedJobs.length) await db.job.updateMany({ where: { id: { in: enqueuedJobs }, enqueuedAt: null }, data: { enqueuedAt: now } });
+
+  // Webhook deliveries: the row says which attempt is next and when. One due for a while and
+  // held by no worker has lost its message (enqueue after commit failed, Redis lost it); an
+  // identical message still waiting is left alone.
+  for (const delivery of await dueDeliveries(db, unenqueued, now)) {
+    await enqueue.delivery(queues, { deliveryId: delivery.id, attempt: delivery.attempts });
+    report.deliveries++;
+  }
   return report;
 }
 
@@ -145,7 +156,7 @@ export function startMaintenance(
     if (running) return;
     running = Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log)])
       .then(([report, swept]) => {
-        if (report.prepares || report.packs || swept) deps.log.info({ ...report, swept }, 'maintenance');
+        if (report.prepares || report.packs || report.deliveries || swept) deps.log.info({ ...report, swept }, 'maintenance');
       })
       .catch((err: unknown) => deps.log.warn({ err }, 'maintenance failed'))
       .finally(() => (running = null));

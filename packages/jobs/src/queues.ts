@@ -1,20 +1,23 @@
-import { createQueue, jobIds, type PackPayload, type PreparePayload, type Queue, type Redis } from '@ap/queue';
+import { createQueue, jobIds, type PackPayload, type PreparePayload, type Queue, type Redis, type WebhookDeliveryPayload } from '@ap/queue';
 
 /** The producers' side of the work queues, shared by the API, the preparer and the reconciler. */
 export interface WorkQueues {
   prepare: Queue<PreparePayload>;
   pack: Queue<PackPayload>;
+  webhook: Queue<WebhookDeliveryPayload>;
   close(): Promise<void>;
 }
 
 export function createWorkQueues(redis: Redis, prefix: string): WorkQueues {
   const prepare = createQueue('prepare', redis, prefix);
   const pack = createQueue('pack', redis, prefix);
+  const webhook = createQueue('webhook', redis, prefix);
   return {
     prepare,
     pack,
+    webhook,
     async close() {
-      await Promise.all([prepare.close(), pack.close()]);
+      await Promise.all([prepare.close(), pack.close(), webhook.close()]);
     },
   };
 }
@@ -24,17 +27,20 @@ export function createWorkQueues(redis: Redis, prefix: string): WorkQueues {
  * same id (BullMQ keeps them for a while) is removed first: the database says the work is not
  * done, so it must run again.
  */
-async function addOnce<T>(queue: Queue<T>, name: string, id: string, payload: T): Promise<void> {
+async function addOnce<T>(queue: Queue<T>, name: string, id: string, payload: T, delayMs = 0): Promise<void> {
   const existing = await queue.getJob(id);
   if (existing) {
     const state = await existing.getState();
     if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return;
     await existing.remove().catch(() => undefined);
   }
-  await (queue as Queue).add(name, payload, { jobId: id });
+  await (queue as Queue).add(name, payload, { jobId: id, ...(delayMs > 0 ? { delay: delayMs } : {}) });
 }
 
 export const enqueue = {
   prepare: (queues: WorkQueues, payload: PreparePayload) => addOnce(queues.prepare, 'prepare', jobIds.prepare(payload), payload),
   pack: (queues: WorkQueues, payload: PackPayload) => addOnce(queues.pack, 'pack', jobIds.pack(payload), payload),
+  /** One attempt of a webhook delivery, `delayMs` from now (the retry schedule). */
+  delivery: (queues: Pick<WorkQueues, 'webhook'>, payload: WebhookDeliveryPayload, delayMs = 0) =>
+    addOnce(queues.webhook, 'webhook', jobIds.webhook(payload), payload, delayMs),
 };

@@ -1,4 +1,6 @@
 import type { Db } from '@ap/db';
+import { announceDeliveries, endJob } from './end';
+import type { WorkQueues } from './queues';
 import { aggregateJobStatus } from './status';
 
 export const CANCELLED_BY_FAIL_FAST = 'cancelled: another ZIP of this job failed (fail_on_zip_error is true)';
@@ -7,14 +9,23 @@ function monthStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 }
 
+export interface SettleOptions {
+  now?: Date;
+  /** Where the job's webhook deliveries are queued; without it the reconciler queues them. */
+  queues?: Pick<WorkQueues, 'webhook'>;
+}
+
 /**
  * Recomputes a stored job's status from its bins after a bin changed, under a row lock so that
  * bins finishing together cannot both miss the last transition. Ended jobs stay ended (only a
  * retry reopens them). On the way to `completed` the stored quota is charged once; on the way
- * to `failed` with fail_on_zip_error, bins still waiting or running are cancelled.
+ * to `failed` with fail_on_zip_error, bins still waiting or running are cancelled. The end
+ * writes its webhook deliveries in the same transaction (endJob).
  */
-export async function settleJob(db: Db, jobId: string, now = new Date()): Promise<string | null> {
-  return db.$transaction(async (tx) => {
+export async function settleJob(db: Db, jobId: string, options: SettleOptions = {}): Promise<string | null> {
+  const now = options.now ?? new Date();
+  let deliveries: string[] | null = null;
+  const status = await db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM jobs WHERE id = ${jobId}::uuid FOR UPDATE`;
     const job = await tx.job.findUnique({ where: { id: jobId } });
     if (!job || job.status === 'preparing' || job.status === 'completed' || job.status === 'failed') return job?.status ?? null;
@@ -36,16 +47,15 @@ export async function settleJob(db: Db, jobId: string, now = new Date()): Promis
     }
     const done = bins.filter((b) => b.status === 'completed');
     const totalSize = done.reduce((sum, b) => sum + (b.size ?? 0n), 0n);
-    await tx.job.update({
-      where: { id: jobId },
-      data: { status, completedAt: now, fileCount: done.reduce((n, b) => n + b.fileCount, 0), totalSize },
-    });
     if (status === 'completed' && totalSize > 0n) {
       // Stored quota: ZIP bytes x the retention asked for, charged at completion (decisions.md).
       await tx.usageRecord.create({
         data: { userId: job.userId, kind: 'stored_byte_seconds', month: monthStart(now), amount: totalSize * BigInt(job.expiresIn), jobId },
       });
     }
+    deliveries = await endJob(tx, { jobId, status, now, data: { fileCount: done.reduce((n, b) => n + b.fileCount, 0), totalSize } });
     return status;
   });
+  await announceDeliveries(options.queues, deliveries);
+  return status;
 }

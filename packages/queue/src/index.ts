@@ -9,6 +9,8 @@ export const QUEUES = {
   pack: 'pack',
   /** Periodic upkeep: re-enqueue lost work, delete expired objects. */
   maintenance: 'maintenance',
+  /** Send one attempt of a webhook delivery (rows in webhook_deliveries are the truth). */
+  webhook: 'webhook',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -29,10 +31,17 @@ export interface MaintenancePayload {
   task: 'reconcile' | 'sweep-expired';
 }
 
+export interface WebhookDeliveryPayload {
+  deliveryId: string;
+  /** Attempts already made; a message for an attempt that is no longer next is dropped. */
+  attempt: number;
+}
+
 export interface Payloads {
   prepare: PreparePayload;
   pack: PackPayload;
   maintenance: MaintenancePayload;
+  webhook: WebhookDeliveryPayload;
 }
 
 /** BullMQ requires `maxRetriesPerRequest: null` on the connections it blocks on. */
@@ -47,6 +56,7 @@ export function createRedis(url: string): Redis {
 export const jobIds = {
   prepare: (p: PreparePayload) => `prepare:${p.jobId}:${p.attempt}`,
   pack: (p: PackPayload) => `pack:${p.zipId}:${p.attempt}`,
+  webhook: (p: WebhookDeliveryPayload) => `webhook:${p.deliveryId}:${p.attempt}`,
 };
 
 const DEFAULT_JOB_OPTIONS: JobsOptions = {

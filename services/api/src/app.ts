@@ -4,7 +4,8 @@ import { pinoHttp } from 'pino-http';
 import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
 import { signDownloadToken } from '@ap/tokens';
-import type { WorkQueues } from '@ap/jobs';
+import { announceDeliveries, type WorkQueues } from '@ap/jobs';
+import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
 import { perKeyRateLimit } from './http/rate-limit';
 import { jobsRouter } from './routes/jobs';
@@ -17,6 +18,9 @@ import type { LayoutReaderOptions } from '@ap/archive';
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits } from './http/login-throttle';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
+import { webhooksRouter } from './routes/webhooks';
+import { jobStatsRouter, usageRouter } from './routes/usage';
+import type { DownloadEnd } from './http/download-meter';
 
 export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher'> & { queues: WorkQueues };
 
@@ -62,7 +66,14 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
     { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log },
     { fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES }, ...options.stream },
   );
-  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream }));
+  // download.completed: written to the outbox after the response has ended; a failure here is logged, never the download's.
+  const onDownloadEnd = (end: DownloadEnd) => {
+    const download = { zip_id: end.zipId, bytes_sent: end.bytesSent, range: end.range, complete: end.complete };
+    recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download })
+      .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
+      .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
+  };
+  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd }));
 
   app.use(express.json({ limit: '10mb', type: () => true }));
 
@@ -75,6 +86,9 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const downloadUrl = (zipId: string, expiresAt: Date) =>
     `${ctx.config.PUBLIC_BASE_URL}/download/${signDownloadToken({ zipId, expiresAt }, ctx.config.DOWNLOAD_TOKEN_SECRET)}`;
   app.use('/api-keys', protect, apiKeysRouter(ctx.db));
+  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
+  app.use('/usage', protect, usageRouter(ctx.db));
+  app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
   app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl }));
 
   app.use(notFoundHandler);

@@ -9,7 +9,7 @@ const DRAIN_MS = 25_000;
 
 const ctx = createServiceContext('api', loadConfig());
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
-metrics.watchQueues([queues.prepare, queues.pack]);
+metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const app = createApp({ ...ctx, queues });
 const server = app.listen(ctx.config.PORT, () => {
   ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');

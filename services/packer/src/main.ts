@@ -10,8 +10,10 @@ const HAND_BACK_MS = 10_000;
 const ctx = createServiceContext('packer', loadConfig());
 const concurrency = ctx.config.PACKER_CONCURRENCY;
 const stopping = new AbortController();
+// Finished jobs' webhook deliveries are handed to their queue; the queue depths are exported.
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
 // A bin's lock is renewed while it runs; a killed packer's bin is picked up again after it lapses.
-const worker = createWorker('pack', createPackerProcessor(ctx, { stopping: stopping.signal }), ctx.redis, ctx.config.REDIS_PREFIX, {
+const worker = createWorker('pack', createPackerProcessor(ctx, { stopping: stopping.signal, queues }), ctx.redis, ctx.config.REDIS_PREFIX, {
   concurrency,
   lockDuration: ctx.config.WORKER_LOCK_MS,
   stalledInterval: stalledCheckEvery(ctx.config.WORKER_LOCK_MS),
@@ -19,8 +21,7 @@ const worker = createWorker('pack', createPackerProcessor(ctx, { stopping: stopp
 });
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'pack job failed'));
 // Queue depth for the autoscaler and dashboards (producers' view of the same queues).
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
-metrics.watchQueues([queues.prepare, queues.pack]);
+metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'packer ready');
 

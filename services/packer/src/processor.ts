@@ -3,12 +3,15 @@ import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob } from '@ap/jobs';
+import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
 import { partSizeFor, type ObjectInfo } from '@ap/storage';
 import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
+
+/** Where a finished job's webhook deliveries are queued (without it, the reconciler queues them). */
+type EventQueues = Pick<WorkQueues, 'webhook'>;
 
 export interface PackerOptions {
   /**
@@ -17,15 +20,17 @@ export interface PackerOptions {
    * resumes it at once instead of after the lease and the queue lock run out.
    */
   stopping?: AbortSignal;
+  /** Where a finished job's webhook deliveries are queued. */
+  queues?: EventQueues;
 }
 
 export function createPackerProcessor(ctx: ServiceContext, options: PackerOptions = {}): Processor<PackPayload> {
-  const { stopping } = options;
+  const { stopping, queues } = options;
   return async (message, token) => {
     const attempts = message.opts.attempts ?? 1;
     try {
       if (stopping?.aborted) throw stopping.reason;
-      await packBin(ctx, message.data, stopping);
+      await packBin(ctx, message.data, { stopping, queues });
     } catch (err) {
       if (err instanceof BinBusy) return deferWhileBusy(message, token, err);
       if (stopping?.aborted) {
@@ -39,14 +44,14 @@ export function createPackerProcessor(ctx: ServiceContext, options: PackerOption
         return;
       }
       const final = err instanceof BinFailure || err instanceof UnrecoverableError || message.attemptsMade + 1 >= attempts;
-      if (final) await failBin(ctx, message.data, err);
+      if (final) await failBin(ctx, message.data, err, queues);
       // A bin failure is final: the queue is told not to retry it.
       throw err instanceof BinFailure ? new UnrecoverableError(err.message) : err;
     }
   };
 }
 
-async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
+async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, queues?: EventQueues): Promise<void> {
   const failed = await ctx.db.$transaction(async (tx) => {
     // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
     const error = err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err);
@@ -56,7 +61,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
   });
   if (failed) {
     metrics.binsTotal.inc({ result: 'failed' });
-    await settleJob(ctx.db, payload.jobId);
+    await settleJob(ctx.db, payload.jobId, { queues });
   }
 }
 
@@ -67,7 +72,7 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown):
  * BinBusy); should a stalled holder still write after losing its lease, the ZIP's bytes are a
  * pure function of the job, the object key is fixed, and its final record needs the lease.
  */
-export async function packBin(ctx: ServiceContext, payload: PackPayload, stopping?: AbortSignal): Promise<void> {
+export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopping, queues }: PackerOptions = {}): Promise<void> {
   const { db, store, log } = ctx;
   const zip = await binWithJob(db, payload.zipId);
   if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return; // superseded by a retry
@@ -78,7 +83,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, stoppin
   const lease = new BinLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
   const started = process.hrtime.bigint();
-  await settleJob(db, job.id);
+  await settleJob(db, job.id, { queues });
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
   const files: BinFile[] = await binFiles(db, zip.id);
@@ -129,7 +134,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, stoppin
     log.info({ jobId: job.id, zipId: zip.id, size: object.size, files: packaged.length }, 'bin packed');
     metrics.binsTotal.inc({ result: 'completed' });
     metrics.binDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    await settleJob(db, job.id);
+    await settleJob(db, job.id, { queues });
   } catch (err) {
     abort.abort(err);
     await lease.release().catch(() => undefined);

@@ -2,6 +2,8 @@ import { loadConfig } from '@ap/config';
 import { createWorkQueues, startMaintenance } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
+import { signDownloadToken } from '@ap/tokens';
+import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';
 
 const ctx = createServiceContext('preparer', loadConfig());
@@ -14,16 +16,35 @@ const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx
   log: ctx.log,
 });
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'prepare job failed'));
-metrics.watchQueues([queues.prepare, queues.pack]);
+// Webhook deliveries are sent from here: the preparer is light, and its attempts are mostly
+// waiting on receivers (docs/decisions.md "Webhooks").
+const deliveries = createDeliverySender({
+  db: ctx.db,
+  log: ctx.log,
+  queue: queues.webhook,
+  allowPrivate: ctx.config.ALLOW_PRIVATE_URLS,
+  retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
+  downloadUrl: (zipId, expiresAt) => `${ctx.config.PUBLIC_BASE_URL}/download/${signDownloadToken({ zipId, expiresAt }, ctx.config.DOWNLOAD_TOKEN_SECRET)}`,
+  onAttempt: (result) => metrics.webhookDeliveriesTotal.inc({ result }),
+});
+const webhookWorker = createWorker('webhook', createDeliveryProcessor(deliveries), ctx.redis, ctx.config.REDIS_PREFIX, {
+  concurrency: 16,
+  lockDuration: ctx.config.WORKER_LOCK_MS,
+  stalledInterval: ctx.config.WORKER_LOCK_MS,
+  log: ctx.log,
+});
+webhookWorker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'webhook job failed'));
+metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'preparer ready');
 
-// Every replica runs upkeep (re-enqueue lost work, delete expired objects).
+// Every replica runs upkeep (re-enqueue lost work and lost webhook deliveries, delete expired objects).
 const stopMaintenance = startMaintenance(ctx, queues);
 
 onShutdown(ctx.log, async () => {
   await stopMaintenance();
-  await worker.close();
+  await Promise.all([worker.close(), webhookWorker.close()]);
+  deliveries.close();
   health.close();
   await queues.close();
   await ctx.close();

@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { createBins, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
+import { announceDeliveries, createBins, endJob, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type DbTx, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
 import type { PreparePayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { packBins, zipSize } from '@ap/zip';
@@ -71,18 +71,22 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
 
   if (!layout.ok) {
     const failure = layout;
-    await db.$transaction(async (tx) => {
-      const { count } = await tx.job.updateMany({
-        where: { id: job.id, status: 'preparing', attempt: job.attempt },
-        data: { status: 'failed', error: failure.position === undefined ? failure.error : null, completedAt: new Date() },
-      });
-      if (count === 0) return;
-      if (failure.position !== undefined) {
-        const f = probed.find((p) => p.position === failure.position)!;
-        f.error = failure.error;
-      }
-      await recordProbedFiles(tx, job.id, probed);
-    });
+    const deliveries = await db.$transaction((tx) =>
+      endJob(tx, {
+        jobId: job.id,
+        where: { status: 'preparing', attempt: job.attempt },
+        status: 'failed',
+        data: { error: failure.position === undefined ? failure.error : null },
+        alongside: async () => {
+          if (failure.position !== undefined) {
+            const f = probed.find((p) => p.position === failure.position)!;
+            f.error = failure.error;
+          }
+          await recordProbedFiles(tx, job.id, probed);
+        },
+      }),
+    );
+    await announceDeliveries(queues, deliveries, log);
     log.info({ jobId: job.id, error: failure.error }, 'job failed while preparing');
     return;
   }
@@ -99,28 +103,37 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   const knownSizes = bins.every((b) => b.plannedSize !== null);
   const now = new Date();
 
-  const won = await db.$transaction(async (tx) => {
-    const { count } = await tx.job.updateMany({
-      where: { id: job.id, status: 'preparing', attempt: job.attempt },
-      data: stream
-        ? {
-            // Stream ZIPs are built at download time: the job is complete once its layout is known.
-            status: 'completed',
-            completedAt: now,
-            zipCount: bins.length,
-            fileCount: usable.length,
-            totalSize: knownSizes ? bins.reduce((s, b) => s + b.plannedSize!, 0) : 0,
-          }
-        : { status: 'pending', zipCount: bins.length },
-    });
-    if (count === 0) return false;
+  // The bins and the files' probe results, written with the job's move out of preparing.
+  const writeLayout = async (tx: DbTx): Promise<void> => {
     await createBins(tx, job.id, job.attempt, bins, stream ? now : null);
     await recordProbedFiles(tx, job.id, probed);
+  };
+
+  let deliveries: string[] | null = null;
+  const won = await db.$transaction(async (tx) => {
+    const guard = { status: 'preparing' as const, attempt: job.attempt };
+    if (stream) {
+      // Stream ZIPs are built at download time: the job is complete once its layout is known.
+      deliveries = await endJob(tx, {
+        jobId: job.id,
+        where: guard,
+        status: 'completed',
+        now,
+        data: { zipCount: bins.length, fileCount: usable.length, totalSize: knownSizes ? bins.reduce((s, b) => s + b.plannedSize!, 0) : 0 },
+        alongside: () => writeLayout(tx),
+      });
+      return deliveries !== null;
+    }
+    const { count } = await tx.job.updateMany({ where: { id: job.id, ...guard }, data: { status: 'pending', zipCount: bins.length } });
+    if (count === 0) return false;
+    await writeLayout(tx);
     return true;
   });
+  await announceDeliveries(queues, deliveries, log);
   if (!won || stream) return;
   for (const b of bins) await enqueue.pack(queues, { jobId: job.id, zipId: b.id, attempt: job.attempt });
   await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
+
 }
 
 function blank(row: { position: number; url: string }): ProbedFile {

@@ -1,15 +1,16 @@
 import { PLANS } from '@ap/contract';
 import type { Db, Plan } from '@ap/db';
 
-const BYTE_SECONDS_PER_GB_DAY = 1e9 * 86_400;
+/** Stored usage is recorded in byte-seconds; the plans count GB-days (1 GB = 10^9 bytes). */
+export const BYTE_SECONDS_PER_GB_DAY = 1e9 * 86_400;
 
 /** First day of the current calendar month (UTC): usage records are bucketed by it. */
 export function monthStart(now = new Date()): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
-async function usageThisMonth(db: Db, userId: string, kind: 'stored_byte_seconds' | 'stream_bytes'): Promise<bigint> {
-  const { _sum } = await db.usageRecord.aggregate({ where: { userId, kind, month: monthStart() }, _sum: { amount: true } });
+export async function usageThisMonth(db: Db, userId: string, kind: 'stored_byte_seconds' | 'stream_bytes', now = new Date()): Promise<bigint> {
+  const { _sum } = await db.usageRecord.aggregate({ where: { userId, kind, month: monthStart(now) }, _sum: { amount: true } });
   return _sum.amount ?? 0n;
 }
 

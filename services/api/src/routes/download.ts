@@ -5,6 +5,7 @@ import type { Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { verifyDownloadToken } from '@ap/tokens';
+import { meterDownload, type DownloadEnd } from '../http/download-meter';
 
 export interface DownloadDeps {
   db: Db;
@@ -13,6 +14,8 @@ export interface DownloadDeps {
   tokenSecret: string;
   /** Serves a stream-mode ZIP; absent until stream mode is enabled. */
   serveStream?: (req: Request, res: Response, zipId: string) => Promise<void>;
+  /** Told what each download response delivered once it has ended (download.completed). */
+  onDownloadEnd?: (end: DownloadEnd) => void;
 }
 
 /** RFC 6266 / RFC 5987: an ASCII fallback plus the exact UTF-8 name. */
@@ -94,6 +97,7 @@ export function downloadRouter(deps: DownloadDeps): Router {
     if (!zip) throw new ApiError('INVALID_TOKEN', 'download link is not valid');
     if (zip.job.expiresAt <= new Date() || zip.job.purgedAt) throw new ApiError('EXPIRED_TOKEN', 'download link has expired');
     if (zip.job.status !== 'completed' || zip.status !== 'completed') throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
+    if (deps.onDownloadEnd) meterDownload(req, res, { zipId: zip.id, jobId: zip.jobId }, deps.onDownloadEnd);
     if (zip.job.mode === 'stream') {
       if (!deps.serveStream) throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
       await deps.serveStream(req, res, zip.id);

@@ -1,0 +1,98 @@
+// The body of a delivery (decisions.md "Webhooks"): {delivery_id, event, job_id, status,
+// url_count, file_count, errors, zips, metadata, timestamp} (+ download on download.completed),
+// with `zips` as in GET /jobs/:id. Pure: built from rows, so it is tested without servers.
+//
+// The body is fixed when the event is written (the outbox row holds it), so every attempt
+// sends the same bytes apart from `download_url`s: those are signed at send time and never
+// stored (a signed URL is a bearer credential).
+import type { WebhookEvent, WebhookEventBody } from '@ap/contract';
+
+export interface EventJobRow {
+  id: string;
+  status: WebhookEventBody['status'];
+  urlCount: number;
+  fileCount: number;
+  metadata: unknown;
+  error: string | null;
+}
+
+export interface EventZipRow {
+  id: string;
+  sequence: number;
+  status: WebhookEventBody['zips'][number]['status'];
+  filename: string;
+  fileCount: number;
+  size: bigint | null;
+  error: string | null;
+}
+
+/** Files of the job that failed (the others say nothing in a body). */
+export interface EventFileErrorRow {
+  url: string;
+  error: string | null;
+  zipId: string | null;
+}
+
+export type DownloadReport = NonNullable<WebhookEventBody['download']>;
+
+/** Mirrors GET /jobs/:id: file errors under their URL, bin and job failures with an empty url. */
+export function eventBody(input: {
+  deliveryId: string;
+  event: WebhookEvent;
+  job: EventJobRow;
+  zips: readonly EventZipRow[];
+  failedFiles: readonly EventFileErrorRow[];
+  now: Date;
+  download?: DownloadReport;
+}): WebhookEventBody {
+  const { job } = input;
+  const errors: { url: string; error: string }[] = [];
+  const byZip = new Map<string, { url: string; error: string }[]>();
+  const add = (zipId: string | null, entry: { url: string; error: string }) => {
+    errors.push(entry);
+    if (zipId) byZip.set(zipId, [...(byZip.get(zipId) ?? []), entry]);
+  };
+  for (const f of input.failedFiles) if (f.error !== null) add(f.zipId, { url: f.url, error: f.error });
+  const zips = [...input.zips].sort((a, b) => a.sequence - b.sequence);
+  for (const z of zips) if (z.error !== null) add(z.id, { url: '', error: z.error });
+  if (job.error !== null) add(null, { url: '', error: job.error });
+  return {
+    delivery_id: input.deliveryId,
+    event: input.event,
+    job_id: job.id,
+    status: job.status,
+    url_count: job.urlCount,
+    file_count: job.fileCount,
+    errors,
+    zips: zips.map((z) => {
+      const zipErrors = byZip.get(z.id);
+      return {
+        id: z.id,
+        sequence: z.sequence,
+        status: z.status,
+        filename: z.filename,
+        file_count: z.fileCount,
+        size: z.status === 'completed' && z.size !== null ? Number(z.size) : null,
+        download_url: null,
+        ...(zipErrors ? { errors: zipErrors } : {}),
+      };
+    }),
+    metadata: (job.metadata as Record<string, string> | null) ?? null,
+    timestamp: input.now.toISOString(),
+    ...(input.download ? { download: input.download } : {}),
+  };
+}
+
+/** The body as sent: completed ZIPs of a completed, unexpired job get their signed link. */
+export function withDownloadUrls(
+  body: WebhookEventBody,
+  job: { expiresAt: Date },
+  now: Date,
+  downloadUrl: (zipId: string, expiresAt: Date) => string,
+): WebhookEventBody {
+  const downloadable = body.status === 'completed' && job.expiresAt > now;
+  return {
+    ...body,
+    zips: body.zips.map((z) => ({ ...z, download_url: downloadable && z.status === 'completed' ? downloadUrl(z.id, job.expiresAt) : null })),
+  };
+}
