@@ -4,4 +4,5 @@ export * from './text';
 export * from './filename-template';
 export * from './entry-names';
 export * from './schemas';
-export * from './types';
+export * from './responses';
+export * from './openapi';

@@ -4,6 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
 import { signDownloadToken } from '@ap/tokens';
+import type { HealthResponse, ReadinessResponse } from '@ap/contract';
 import type { WorkQueues } from '@ap/jobs';
 import { authenticate } from './http/auth';
 import { perKeyRateLimit } from './http/rate-limit';
@@ -12,6 +13,7 @@ import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
+import { referenceRouter } from './routes/reference';
 import type { LayoutReaderOptions } from '@ap/packer';
 import { createStreamServer } from './stream/serve';
 
@@ -41,12 +43,14 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   );
 
   app.get('/healthz', (_req, res) => {
-    res.json({ success: true, status: 'ok' });
+    res.json({ success: true, status: 'ok' } satisfies HealthResponse);
   });
   app.get('/readyz', async (_req, res) => {
     const failing = await runReadinessChecks(ctx.readiness);
-    res.status(failing.length ? 503 : 200).json({ success: failing.length === 0, status: failing.length ? 'unavailable' : 'ready', failing });
+    res.status(failing.length ? 503 : 200).json({ success: failing.length === 0, status: failing.length ? 'unavailable' : 'ready', failing } satisfies ReadinessResponse);
   });
+
+  app.use(referenceRouter(ctx.config.PUBLIC_BASE_URL));
 
   // Downloads need no API key: the signed token in the URL authorises them.
   const serveStream = createStreamServer({ db: ctx.db, fetcher: ctx.fetcher, log: ctx.log }, options.stream);

@@ -7,6 +7,9 @@ import {
   listJobsQuerySchema,
   renderZipFilenames,
   retrySchema,
+  type GetJobResponse,
+  type JobIdResponse,
+  type ListJobsResponse,
 } from '@ap/contract';
 import type { Db, Prisma } from '@ap/db';
 import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
@@ -80,7 +83,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         return rendered.names[0]!;
       },
     );
-    res.status(201).json({ success: true, job_id: jobId });
+    res.status(201).json({ success: true, job_id: jobId } satisfies JobIdResponse);
   });
 
   router.get('/', async (req, res) => {
@@ -110,7 +113,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         next_cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
         has_more: hasMore,
       },
-    });
+    } satisfies ListJobsResponse);
   });
 
   router.get('/:id', async (req, res) => {
@@ -119,7 +122,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const job = isUuid(id) ? await db.job.findFirst({ where: { id, userId: user.id }, include: jobFullInclude }) : null;
     if (!job) throw new ApiError('NOT_FOUND', 'job not found');
     const files = await db.jobFile.findMany(jobFileViewQuery(job.id));
-    res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) });
+    res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) } satisfies GetJobResponse);
   });
 
   router.post('/:id/retry', async (req, res) => {
@@ -129,7 +132,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const outcome = isUuid(id) ? await retryJob({ db, queues, store }, id, user.id, body.from_checkpoint) : 'not-found';
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
     if (outcome === 'not-failed') throw new ApiError('INVALID_REQUEST', 'only jobs with status failed can be retried');
-    res.json({ success: true, job_id: id });
+    res.json({ success: true, job_id: id } satisfies JobIdResponse);
   });
 
   return router;
