@@ -15,4 +15,5 @@ async function readStdin(): Promise<string> {
 }
 
 const code = await runCli(process.argv.slice(2), { env: process.env, signal: controller.signal, readStdin });
-process.exitCode = code;
+// Exit now: idle keep-alive sockets of fetch must not hold the process open.
+process.exit(code);
