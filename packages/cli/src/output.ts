@@ -59,7 +59,6 @@ export class Output {
         format: `${label} [{bar}] {percentage}% | {done} of {size}`,
         stream: this.stderr,
         hideCursor: true,
-        formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? String(v) : String(v)),
       },
       cliProgress.Presets.shades_classic,
     );
