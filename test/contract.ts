@@ -8,10 +8,16 @@ interface Matcher {
   pattern: RegExp;
 }
 
-const matchers: Matcher[] = API_ROUTES.map((route) => ({
-  route,
-  pattern: new RegExp(`^${route.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '[^/]+')}/?$`),
-}));
+const paramCount = (path: string) => (path.match(/:/g) ?? []).length;
+
+// Literal paths before parameterised ones, as Express needs them registered (`/jobs/stats`
+// before `/jobs/:id`).
+const matchers: Matcher[] = [...API_ROUTES]
+  .sort((a, b) => paramCount(a.path) - paramCount(b.path))
+  .map((route) => ({
+    route,
+    pattern: new RegExp(`^${route.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_][A-Za-z0-9_]*/g, '[^/]+')}/?$`),
+  }));
 
 let documentPaths: Record<string, Record<string, { responses: Record<string, unknown> }>> | null = null;
 const paths = () => (documentPaths ??= buildOpenApiDocument().paths as NonNullable<typeof documentPaths>);
