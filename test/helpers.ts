@@ -6,6 +6,7 @@ import { answerClientErrors, createApp, createUserWithKey, type AppOptions } fro
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/jobs';
 import { createServiceContext, type ServiceContext } from '@ap/runtime';
+import { checkResponse } from './contract';
 
 export interface TestApi {
   ctx: ServiceContext & { queues: WorkQueues };
@@ -66,6 +67,7 @@ export async function call<T = any>(base: string, method: string, path: string, 
   } catch {
     // not JSON
   }
+  checkResponse(method, base + path, res.status, res.headers.get('content-type'), parsed);
   return { status: res.status, headers: res.headers, body: parsed as T };
 }
 
@@ -84,5 +86,10 @@ export async function waitForJob(base: string, key: string, jobId: string, statu
 /** GETs a URL and returns status, headers and the whole body. */
 export async function download(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: Buffer }> {
   const res = await fetch(url, { headers });
-  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+  const body = Buffer.from(await res.arrayBuffer());
+  const type = res.headers.get('content-type');
+  let json: unknown;
+  if (type?.startsWith('application/json')) json = JSON.parse(body.toString('utf8'));
+  checkResponse('GET', url, res.status, type, json);
+  return { status: res.status, headers: res.headers, body };
 }

@@ -4,5 +4,7 @@ export * from './text';
 export * from './filename-template';
 export * from './entry-names';
 export * from './schemas';
-export * from './types';
+
 export * from './webhooks';
+export * from './responses';
+export * from './openapi';

@@ -184,14 +184,25 @@ export const jobCreateSchema = z
       files: z.array(fileEntrySchema, typed('an array of file entries')).min(1, 'must contain at least one file entry'),
       mode: enumOf(JOB_MODES).default('stored'),
       zip_filename: zipFilenameSchema.nullish(),
-      expires_in: wholeNumber(EXPIRES_IN_MIN, null, `a whole number of seconds, at least ${EXPIRES_IN_MIN}`).default(EXPIRES_IN_DEFAULT),
+      expires_in: wholeNumber(EXPIRES_IN_MIN, null, `a whole number of seconds, at least ${EXPIRES_IN_MIN}`)
+        .meta({ type: 'integer', minimum: EXPIRES_IN_MIN, description: 'retention in seconds; at most the plan\'s maximum' })
+        .default(EXPIRES_IN_DEFAULT),
       fail_on_url_error: z.boolean(typed('true or false')).default(true),
-      metadata: metadataSchema.nullish(),
+      metadata: metadataSchema
+        .meta({
+          type: 'object',
+          maxProperties: METADATA_MAX_PAIRS,
+          propertyNames: { maxLength: METADATA_KEY_MAX_CHARS },
+          additionalProperties: { type: 'string', maxLength: METADATA_VALUE_MAX_CHARS },
+        })
+        .nullish(),
       max_zip_size_bytes: wholeNumber(
         MAX_ZIP_SIZE_MIN,
         MAX_ZIP_SIZE_MAX,
         `a whole number of bytes from ${MAX_ZIP_SIZE_MIN} (100 MiB) to ${MAX_ZIP_SIZE_MAX} (500 GiB), or null`,
-      ).nullish(),
+      )
+        .meta({ type: 'integer', minimum: MAX_ZIP_SIZE_MIN, maximum: MAX_ZIP_SIZE_MAX, description: 'turns on auto-split: the cap of each ZIP\'s final size' })
+        .nullish(),
       split_strategy: enumOf(SPLIT_STRATEGIES).default('preserve-order'),
       allow_oversize_zips: z.boolean(typed('true or false')).default(true),
       fail_on_zip_error: z.boolean(typed('true or false')).default(true),
@@ -277,7 +288,8 @@ const limitSchema = z
 /** `GET /jobs` query (express gives strings; numbers are accepted too). */
 export const listJobsQuerySchema = z.strictObject(
   {
-    limit: limitSchema.default(LIST_LIMIT_DEFAULT),
+    // Documented as what it is to a client (a query string carries the number as text).
+    limit: limitSchema.meta({ jsonSchema: { type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX } }).default(LIST_LIMIT_DEFAULT),
     cursor: z
       .string(typed('a single string'))
       .min(1, 'must not be empty (omit it for the first page)')

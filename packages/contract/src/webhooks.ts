@@ -10,7 +10,7 @@
 // - Unknown fields are a 400, as everywhere else.
 
 import { z } from 'zod';
-import { JOB_STATUSES, ZIP_STATUSES } from './types';
+import { JOB_STATUSES, ZIP_STATUSES } from './responses';
 import { listJobsQuerySchema } from './schemas';
 import { hasControlCharacter, hasLoneSurrogate, codePointLength } from './text';
 import { PLAN_NAMES } from './plans';

@@ -4,6 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
 import { signDownloadToken } from '@ap/tokens';
+import type { HealthResponse, ReadinessResponse } from '@ap/contract';
 import { announceDeliveries, type WorkQueues } from '@ap/jobs';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
@@ -16,6 +17,7 @@ import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
 import type { LayoutReaderOptions } from '@ap/archive';
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits } from './http/login-throttle';
+import { referenceRouter } from './routes/reference';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
 import { webhooksRouter } from './routes/webhooks';
@@ -54,12 +56,14 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use(methodGuard(API_ROUTES));
 
   app.get('/healthz', (_req, res) => {
-    res.json({ success: true, status: 'ok' });
+    res.json({ success: true, status: 'ok' } satisfies HealthResponse);
   });
   app.get('/readyz', async (_req, res) => {
     const failing = await runReadinessChecks(ctx.readiness);
-    res.status(failing.length ? 503 : 200).json({ success: failing.length === 0, status: failing.length ? 'unavailable' : 'ready', failing });
+    res.status(failing.length ? 503 : 200).json({ success: failing.length === 0, status: failing.length ? 'unavailable' : 'ready', failing } satisfies ReadinessResponse);
   });
+
+  app.use(referenceRouter(ctx.config.PUBLIC_BASE_URL));
 
   // Downloads need no API key: the signed token in the URL authorises them.
   const serveStream = createStreamServer(

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { ApiError, apiKeyCreateSchema } from '@ap/contract';
+import { ApiError, apiKeyCreateSchema, type ApiKeyView, type CreateApiKeyResponse, type ListApiKeysResponse, type MessageResponse } from '@ap/contract';
 import { parseOrThrow } from '../http/validate';
 import type { Db } from '@ap/db';
 import { generateApiKey, hashApiKey } from '@ap/tokens';
@@ -14,7 +14,7 @@ interface ApiKeyRow {
   lastUsedAt: Date | null;
 }
 
-const apiKeyView = (k: ApiKeyRow) => ({
+const apiKeyView = (k: ApiKeyRow): ApiKeyView => ({
   id: k.id,
   name: k.name,
   created_at: iso(k.createdAt),
@@ -34,7 +34,7 @@ export function apiKeysRouter(db: Db): Router {
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
       select,
     });
-    res.json({ success: true, api_keys: keys.map(apiKeyView) });
+    res.json({ success: true, api_keys: keys.map(apiKeyView) } satisfies ListApiKeysResponse);
   });
 
   router.post('/', async (req, res) => {
@@ -49,7 +49,7 @@ export function apiKeysRouter(db: Db): Router {
       },
       select,
     });
-    res.status(201).json({ success: true, api_key: { ...apiKeyView(key), key: plain } });
+    res.status(201).json({ success: true, api_key: { ...apiKeyView(key), key: plain } } satisfies CreateApiKeyResponse);
   });
 
   router.delete('/:id', async (req, res) => {
@@ -58,7 +58,7 @@ export function apiKeysRouter(db: Db): Router {
       ? await db.apiKey.updateMany({ where: { id, userId: authOf(req).user.id, revokedAt: null }, data: { revokedAt: new Date() } })
       : { count: 0 };
     if (count === 0) throw new ApiError('NOT_FOUND', 'API key not found');
-    res.json({ success: true, message: 'API key revoked' });
+    res.json({ success: true, message: 'API key revoked' } satisfies MessageResponse);
   });
 
   return router;

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { ApiError, loginSchema } from '@ap/contract';
+import { ApiError, loginSchema, type LoginResponse } from '@ap/contract';
 import { parseOrThrow } from '../http/validate';
 import type { Db } from '@ap/db';
 import { signSessionToken } from '../http/auth';
@@ -15,7 +15,7 @@ export function authRouter(db: Db, sessionSecret: string, throttle: LoginThrottl
     const user = await verifyLogin(db, email, password);
     if (!user) throw new ApiError('UNAUTHORIZED', 'wrong email or password');
     await attempt.succeeded();
-    res.json({ success: true, token: await signSessionToken(user.id, sessionSecret) });
+    res.json({ success: true, token: await signSessionToken(user.id, sessionSecret) } satisfies LoginResponse);
   });
   return router;
 }

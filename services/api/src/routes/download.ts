@@ -68,7 +68,13 @@ export function answerRange(
   });
   const range = resolveRange(req, size, etag, lastModified);
   if (range === 'unsatisfiable') {
-    res.status(416).set('Content-Range', `bytes */${size}`).json(errorEnvelope('INVALID_REQUEST', `requested range not satisfiable (size ${size})`));
+    // The error is JSON, not a ZIP attachment (the head above was set for the ZIP).
+    res.removeHeader('Content-Disposition');
+    res
+      .status(416)
+      .set('Content-Range', `bytes */${size}`)
+      .type('application/json')
+      .json(errorEnvelope('INVALID_REQUEST', `requested range not satisfiable (size ${size})`));
     return null;
   }
   if (req.fresh && !range) {

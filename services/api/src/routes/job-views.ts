@@ -1,5 +1,5 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
-import { renderZipFilenames } from '@ap/contract';
+import { renderZipFilenames, type JobListItemView, type JobView, type ZipEntryView } from '@ap/contract';
 import type { Prisma } from '@ap/db';
 import type { JobFileView } from '@ap/jobs';
 import { iso } from '../http/serialize';
@@ -44,7 +44,7 @@ function firstZipName(job: { id: string; zipFilename: string | null; createdAt: 
   return rendered.ok ? rendered.names[0]! : `archive-${job.id}.zip`;
 }
 
-export function jobListItem(job: ListRow) {
+export function jobListItem(job: ListRow): JobListItemView {
   const first = job.zips[0];
   return {
     id: job.id,
@@ -64,7 +64,7 @@ export function jobListItem(job: ListRow) {
   };
 }
 
-export function jobFull(job: FullRow, ctx: ViewContext) {
+export function jobFull(job: FullRow, ctx: ViewContext): JobView {
   const multiZip = job.maxZipSizeBytes !== null;
   const downloadable = job.status === 'completed' && job.expiresAt > ctx.now;
   const errorsByZip = new Map<string, { url: string; error: string }[]>();
@@ -85,7 +85,7 @@ export function jobFull(job: FullRow, ctx: ViewContext) {
   }
   if (job.error !== null) errors.push({ url: '', error: job.error });
 
-  const zips = job.zips.map((z) => {
+  const zips = job.zips.map((z): ZipEntryView => {
     const zipErrors = errorsByZip.get(z.id);
     return {
       id: z.id,

@@ -7,6 +7,9 @@ import {
   listJobsQuerySchema,
   renderZipFilenames,
   retrySchema,
+  type GetJobResponse,
+  type JobIdResponse,
+  type ListJobsResponse,
 } from '@ap/contract';
 import type { Db, Prisma } from '@ap/db';
 import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
@@ -95,7 +98,7 @@ export function jobsRouter(deps: JobsDeps): Router {
       },
     );
     metrics.jobsCreatedTotal.inc({ mode: body.mode });
-    res.status(201).json({ success: true, job_id: jobId });
+    res.status(201).json({ success: true, job_id: jobId } satisfies JobIdResponse);
   });
 
   router.get('/', async (req, res) => {
@@ -125,7 +128,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         next_cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
         has_more: hasMore,
       },
-    });
+    } satisfies ListJobsResponse);
   });
 
   router.get('/:id', async (req, res) => {
@@ -134,7 +137,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const job = isUuid(id) ? await db.job.findFirst({ where: { id, userId: user.id }, include: jobFullInclude }) : null;
     if (!job) throw new ApiError('NOT_FOUND', 'job not found');
     const files = await jobFileViews(db, job.id);
-    res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) });
+    res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) } satisfies GetJobResponse);
   });
 
   router.post('/:id/retry', async (req, res) => {
@@ -144,7 +147,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const outcome = isUuid(id) ? await retryJob({ db, queues, store }, id, user.id, body.from_checkpoint) : 'not-found';
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
     if (outcome === 'not-failed') throw new ApiError('INVALID_REQUEST', 'only jobs with status failed can be retried');
-    res.json({ success: true, job_id: id });
+    res.json({ success: true, job_id: id } satisfies JobIdResponse);
   });
 
   return router;

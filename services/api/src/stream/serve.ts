@@ -75,7 +75,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     } catch (err) {
       abort.abort();
       // Not a ZIP after all: the error envelope goes out without the download's headers.
-      for (const h of ['Content-Disposition', 'Content-Range', 'Content-Length', 'ETag', 'Last-Modified', 'Accept-Ranges']) res.removeHeader(h);
+      for (const h of ['Content-Type', 'Content-Disposition', 'Content-Range', 'Content-Length', 'ETag', 'Last-Modified', 'Accept-Ranges']) res.removeHeader(h);
       throw upstreamError(err);
     }
     let sent = 0;
