@@ -12,6 +12,7 @@ import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
+import { dashboardRouter } from './routes/dashboard';
 import type { LayoutReaderOptions } from '@ap/packer';
 import { createStreamServer } from './stream/serve';
 
@@ -51,6 +52,9 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // Downloads need no API key: the signed token in the URL authorises them.
   const serveStream = createStreamServer({ db: ctx.db, fetcher: ctx.fetcher, log: ctx.log }, options.stream);
   app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream }));
+
+  // The dashboard's static files (the page calls the API below with its session token).
+  app.use('/dashboard', dashboardRouter());
 
   app.use(express.json({ limit: '10mb', type: () => true }));
 
