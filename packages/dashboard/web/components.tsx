@@ -50,8 +50,10 @@ export function SecretOnce(props: { label: string; value: string; note: string; 
     setCopied(true);
   }
   return (
-    <div class="secret" role="region" aria-label={props.label}>
-      <p class="secret-note">{props.note}</p>
+    <div class="secret" role="region" aria-labelledby="secret-note">
+      <p class="secret-note" id="secret-note">
+        {props.note}
+      </p>
       <label for="secret-value">{props.label}</label>
       <div class="secret-row">
         <input id="secret-value" ref={input} class="mono" readOnly value={props.value} onFocus={(e) => e.currentTarget.select()} />
