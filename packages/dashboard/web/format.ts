@@ -26,12 +26,13 @@ export function formatNumber(n: number, digits = 0): string {
 
 /**
  * Splits the API's validation message ("zip_filename: ...; files[0].url: ...") into messages per
- * top-level field; lines without a field path go under "". The API joins problems with "; ".
+ * top-level field; text without a field path goes under "". The API joins problems with "; ",
+ * and a problem's own text may contain "; " too: only a "; " followed by a field path splits.
  */
 export function fieldErrors(message: string): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const part of message.split('; ')) {
-    const match = /^([a-z_]+)((?:\[\d+\]|\.[a-z_]+)*): (.+)$/i.exec(part);
+  for (const part of message.split(/; (?=[a-z_]+(?:\[\d+\]|\.[a-z_]+)*: )/i)) {
+    const match = /^([a-z_]+)((?:\[\d+\]|\.[a-z_]+)*): ([\s\S]+)$/i.exec(part);
     const field = match ? match[1]! : '';
     const text = match ? (match[2] ? `${match[2].replace(/^\./, '')}: ${match[3]}` : match[3]!) : part;
     (out[field] ??= []).push(text);

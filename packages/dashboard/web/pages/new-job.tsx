@@ -4,16 +4,9 @@ import { ApiFailure, type JobCreate, type Mode } from '../api';
 import { Alert, FieldError, Page } from '../components';
 import { fieldErrors } from '../format';
 import { navigate } from '../router';
+import { parseUrlList } from '../url-list';
 
 const MIB = 1024 * 1024;
-
-/** One URL per line; blank lines and lines starting with "#" are skipped. */
-export function parseUrlList(text: string): string[] {
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'));
-}
 
 // Which form field shows the API's message for each request field.
 const FIELD_OF: Record<string, string> = { files: 'urls', mode: 'mode', max_zip_size_bytes: 'split', zip_filename: 'template' };
