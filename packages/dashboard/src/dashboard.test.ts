@@ -194,9 +194,13 @@ describe('dashboard in Chromium', () => {
   let jobId = '';
   const bodies = { 'one.bin': bytesOf(1, 1000), 'two.bin': bytesOf(2, 250_000), 'three.txt': bytesOf(3, 17) };
 
-  it('creates a stored job from pasted URLs, watches it complete and downloads its ZIP through the link', async () => {
+  it('creates a stored job from pasted and uploaded URLs, watches it complete and downloads its ZIP through the link', async () => {
     const urls = Object.entries(bodies).map(([name, body]) => origin.set(`/files/${name}`, { body }));
-    await page.getByLabel('URLs', { exact: true }).fill(`${urls[0]}\n\n${urls.slice(1).join('\n')}\n`);
+    // One URL pasted, the others from a text file.
+    await page.getByLabel('URLs', { exact: true }).fill(`${urls[0]}\n\n`);
+    await page.getByLabel('Text file of URLs').setInputFiles({ name: 'urls.txt', mimeType: 'text/plain', buffer: Buffer.from(`${urls.slice(1).join('\n')}\n`) });
+    await page.getByText('3 URLs.').waitFor();
+    expect(await page.getByLabel('URLs', { exact: true }).inputValue()).toBe(`${urls[0]}\n${urls.slice(1).join('\n')}\n`);
     await page.getByLabel('Name template').fill('dashboard-{date}.zip');
     await page.getByLabel(/^Stored/).check();
     await page.getByRole('button', { name: 'Create job' }).click();

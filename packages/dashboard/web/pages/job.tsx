@@ -6,6 +6,8 @@ import { formatBytes, formatDate } from '../format';
 import { Link } from '../router';
 
 const RUNNING = new Set(['preparing', 'pending', 'processing']);
+// A job can have 20,000 files; the page lists the first ones only.
+const FILES_SHOWN = 500;
 
 function ErrorList(props: { errors?: ErrorEntry[]; label: string }) {
   if (!props.errors?.length) return null;
@@ -178,7 +180,7 @@ export function JobPage(props: { id: string }) {
                 </tr>
               </thead>
               <tbody>
-                {job.files.map((f, i) => (
+                {job.files.slice(0, FILES_SHOWN).map((f, i) => (
                   <tr key={i}>
                     <td data-label="URL" class="mono break">
                       {f.url}
@@ -189,6 +191,11 @@ export function JobPage(props: { id: string }) {
               </tbody>
             </table>
           </div>
+          {job.files.length > FILES_SHOWN && (
+            <p class="muted">
+              The first {FILES_SHOWN} of {job.files.length} files are shown.
+            </p>
+          )}
           {job.metadata && Object.keys(job.metadata).length > 0 && (
             <>
               <h2>Metadata</h2>
