@@ -51,8 +51,7 @@ async function redisAnswers(url: string): Promise<boolean> {
 }
 
 // --- the service bundles, before anything is started that would have to be stopped ---
-await buildServices();
-await buildDashboard();
+await Promise.all([buildServices(), buildDashboard({ ifStale: true })]);
 
 // --- Postgres: the configured one, else the local server, else embedded under .data/ ---
 if (unset('DATABASE_URL')) {
