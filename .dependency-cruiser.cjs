@@ -38,7 +38,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json', '.node'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json', '.node'],
       mainFields: ['module', 'main', 'types'],
     },
   },

@@ -16,6 +16,7 @@ import { ensureDatabase, migrate } from '@ap/db';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
 import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
 import { buildServices, spawnService, SERVICES, type ServiceName } from './services';
+import { buildDashboard } from '@ap/dashboard';
 
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
 const die = (line: string): never => {
@@ -75,7 +76,7 @@ async function redisAnswers(url: string): Promise<boolean> {
 }
 
 // --- the service bundles, before anything is started that would have to be stopped ---
-await buildServices();
+await Promise.all([buildServices(), buildDashboard({ ifStale: true })]);
 
 // --- Postgres: the configured one, else the local server, else embedded under .data/ ---
 if (unset('DATABASE_URL')) {

@@ -18,6 +18,7 @@ import { authRouter } from './routes/auth';
 import type { LayoutReaderOptions } from '@ap/archive';
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits } from './http/login-throttle';
 import { referenceRouter } from './routes/reference';
+import { dashboardRouter } from './routes/dashboard';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
 import { webhooksRouter } from './routes/webhooks';
@@ -78,6 +79,9 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
   };
   app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd }));
+
+  // The dashboard's static files (the page calls the API below with its session token).
+  app.use('/dashboard', dashboardRouter());
 
   app.use(express.json({ limit: '10mb', type: () => true }));
 
