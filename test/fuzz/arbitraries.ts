@@ -113,6 +113,20 @@ export const apiKeyCreateBody: fc.Arbitrary<unknown> = fc.oneof(
 
 export const retryBody: fc.Arbitrary<unknown> = fc.oneof(withExtras(fc.record({ from_checkpoint: sometimes(fc.boolean()) }, { requiredKeys: [] })), wrongTyped);
 
+export const webhookCreateBody: fc.Arbitrary<unknown> = fc.oneof(
+  withExtras(
+    fc.record(
+      {
+        url: sometimes(fc.oneof(nastyString, fc.constantFrom('https://127.0.0.1:1/hook', 'http://127.0.0.1:1/hook', 'https://hooks.invalid/x', 'ftp://127.0.0.1/x', 'https://user:pw@127.0.0.1/x', 'http:///x', 'https://169.254.169.254/latest'))),
+        events: sometimes(fc.oneof(fc.array(fc.oneof(fc.constantFrom('job.completed', 'job.failed', 'download.completed'), nastyString), { maxLength: 5 }), nastyString)),
+        description: sometimes(fc.option(nastyString)),
+      },
+      { requiredKeys: [] },
+    ),
+  ),
+  wrongTyped,
+);
+
 export const loginBody: fc.Arbitrary<unknown> = fc.oneof(
   withExtras(fc.record({ email: sometimes(fc.oneof(fc.emailAddress(), nastyString)), password: sometimes(fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), nastyString)) }, { requiredKeys: [] })),
   wrongTyped,

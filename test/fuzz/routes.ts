@@ -33,6 +33,13 @@ export const FUZZ_ROUTES: FuzzRoute[] = [
   { name: 'POST /api-keys', method: 'POST', path: fc.constant('/api-keys'), body: gen.bodyOf(gen.apiKeyCreateBody), weight: 2 },
   { name: 'DELETE /api-keys/:id', method: 'DELETE', path: seg(gen.id).map((id) => `/api-keys/${id}`), body: noBody },
   { name: 'POST /auth/login', method: 'POST', path: fc.constant('/auth/login'), body: gen.bodyOf(gen.loginBody), weight: 2 },
+  { name: 'GET /jobs/stats', method: 'GET', path: fc.constant('/jobs/stats'), body: noBody },
+  { name: 'GET /usage', method: 'GET', path: fc.constant('/usage'), body: noBody },
+  { name: 'POST /webhooks', method: 'POST', path: fc.constant('/webhooks'), body: gen.bodyOf(gen.webhookCreateBody), weight: 2 },
+  { name: 'GET /webhooks', method: 'GET', path: fc.constant('/webhooks'), body: noBody },
+  { name: 'DELETE /webhooks/:id', method: 'DELETE', path: seg(gen.id).map((id) => `/webhooks/${id}`), body: noBody },
+  { name: 'POST /webhooks/:id/rotate-secret', method: 'POST', path: seg(gen.id).map((id) => `/webhooks/${id}/rotate-secret`), body: gen.bodyOf(gen.anyJson) },
+  { name: 'GET /webhooks/:id/deliveries', method: 'GET', path: fc.tuple(seg(gen.id), gen.listQuery).map(([id, q]) => `/webhooks/${id}/deliveries?${q}`), body: noBody },
   // Download tokens: garbage, and well-signed tokens for ids that do not exist or have expired
   // (the suite signs those with the real secret: see `signedDownload` in the test).
   { name: 'GET /download/:token', method: 'GET', path: seg(fc.oneof(gen.nastyString, fc.base64String(), fc.string({ maxLength: 300 }))).map((t) => `/download/${t}`), body: noBody },
@@ -48,7 +55,7 @@ export const FUZZ_ROUTES: FuzzRoute[] = [
     name: 'any method, any path',
     method: '*',
     path: fc.oneof(
-      fc.constantFrom('/', '/jobs', '/jobs/', '/JOBS', '/api-keys/', '/auth/login', '/healthz', '/readyz', '/metrics', '/openapi.json', '/download', '/download/', '//jobs', '/jobs/%2e%2e/api-keys', '/%00', '/jobs/x/retry/y', '/jobs/%ED%A0%80', '/download/%FF%FE', '/api-keys/%'),
+      fc.constantFrom('/', '/jobs', '/jobs/', '/JOBS', '/api-keys/', '/auth/login', '/healthz', '/readyz', '/metrics', '/openapi.json', '/docs', '/docs/x', '/dashboard', '/dashboard/jobs', '/usage', '/webhooks', '/jobs/stats', '/download', '/download/', '//jobs', '/jobs/%2e%2e/api-keys', '/%00', '/jobs/x/retry/y', '/jobs/%ED%A0%80', '/download/%FF%FE', '/api-keys/%'),
       fc.webPath(),
       seg(gen.nastyString).map((s) => `/${s}`),
     ),

@@ -38,10 +38,17 @@ async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: num
     const whole = files[index]!;
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    // In flight from the request's arrival until its last byte is sent (the client may reuse its
+    // slot as soon as it has read that byte), or until its connection closes unfinished.
     let done = false;
-    res.once('close', () => {
+    const finish = () => {
+      done = true;
       state.inFlight--;
-      if (!done) state.abandoned++;
+    };
+    res.once('close', () => {
+      if (done) return;
+      state.inFlight--;
+      state.abandoned++;
     });
     const r = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     const start = r ? Number(r[1]) : 0;
@@ -57,11 +64,15 @@ async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: num
         if (res.destroyed) return;
         if (at >= cutAt) {
           if (cutAt < body.length) return void res.destroy();
-          done = true;
+          finish();
           return void res.end();
         }
         const piece = body.subarray(at, Math.min(at + 16 * 1024, cutAt));
         at += piece.length;
+        if (at === body.length) {
+          finish();
+          return void res.end(piece);
+        }
         res.write(piece);
         setTimeout(send, opts.pieceMs);
       };

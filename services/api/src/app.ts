@@ -4,7 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
 import { signDownloadToken } from '@ap/tokens';
-import type { HealthResponse, ReadinessResponse } from '@ap/contract';
+import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
 import { announceDeliveries, type WorkQueues } from '@ap/jobs';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
@@ -12,7 +12,7 @@ import { perKeyRateLimit } from './http/rate-limit';
 import { jobsRouter } from './routes/jobs';
 import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
-import { API_ROUTES, methodGuard } from './http/methods';
+import { methodGuard, routeMethodsOf } from './http/methods';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
 import type { LayoutReaderOptions } from '@ap/archive';
@@ -54,7 +54,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   );
 
   // OPTIONS and methods a known path does not take: answered here, before any route or auth.
-  app.use(methodGuard(API_ROUTES));
+  app.use(methodGuard(routeMethodsOf(API_ROUTES)));
 
   app.get('/healthz', (_req, res) => {
     res.json({ success: true, status: 'ok' } satisfies HealthResponse);

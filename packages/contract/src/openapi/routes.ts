@@ -26,6 +26,16 @@ import {
   messageResponseSchema,
   readinessResponseSchema,
 } from '../responses';
+import {
+  jobStatsResponseSchema,
+  listDeliveriesQuerySchema,
+  usageResponseSchema,
+  webhookCreateSchema,
+  webhookDeleteResponseSchema,
+  webhookDeliveriesResponseSchema,
+  webhookListResponseSchema,
+  webhookSecretResponseSchema,
+} from '../webhooks';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -203,6 +213,43 @@ export const API_ROUTES: readonly RouteDoc[] = [
     params: { id: uuidParam('job') },
     body: { schema: retrySchema, required: false },
     responses: { 200: { description: 'queued again', schema: jobIdResponseSchema } },
+    errors: { 404: ['NOT_FOUND'] },
+  }),
+  defineRoute({
+    method: 'get', path: '/jobs/stats', operationId: 'jobStats', summary: 'Count the user\'s jobs by status', tag: 'Jobs', auth: 'key', parsesJson: true,
+    responses: { 200: { description: 'jobs by status', schema: jobStatsResponseSchema } },
+  }),
+  defineRoute({
+    method: 'get', path: '/usage', operationId: 'getUsage', summary: 'This month\'s usage against the plan', tag: 'Usage', auth: 'key', parsesJson: true,
+    responses: { 200: { description: 'usage for the current UTC month (1 GB = 10^9 bytes)', schema: usageResponseSchema } },
+  }),
+  defineRoute({
+    method: 'post', path: '/webhooks', operationId: 'createWebhook', summary: 'Create a webhook (the secret is shown once)', tag: 'Webhooks', auth: 'key', parsesJson: true,
+    body: { schema: webhookCreateSchema, required: true },
+    responses: { 201: { description: 'the webhook, with `secret` (shown only here and on rotation)', schema: webhookSecretResponseSchema } },
+    errors: { 403: ['PLAN_LIMIT_EXCEEDED'] },
+  }),
+  defineRoute({
+    method: 'get', path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhooks (without secrets)', tag: 'Webhooks', auth: 'key', parsesJson: true,
+    responses: { 200: { description: 'the user\'s webhooks', schema: webhookListResponseSchema } },
+  }),
+  defineRoute({
+    method: 'delete', path: '/webhooks/:id', operationId: 'deleteWebhook', summary: 'Delete a webhook', tag: 'Webhooks', auth: 'key', parsesJson: true,
+    params: { id: uuidParam('webhook') },
+    responses: { 200: { description: 'deleted; nothing more is sent to it', schema: webhookDeleteResponseSchema } },
+    errors: { 404: ['NOT_FOUND'] },
+  }),
+  defineRoute({
+    method: 'post', path: '/webhooks/:id/rotate-secret', operationId: 'rotateWebhookSecret', summary: 'Rotate a webhook\'s secret (both sign for 24 h)', tag: 'Webhooks', auth: 'key', parsesJson: true,
+    params: { id: uuidParam('webhook') },
+    responses: { 200: { description: 'the webhook with its new `secret` (shown only here)', schema: webhookSecretResponseSchema } },
+    errors: { 404: ['NOT_FOUND'] },
+  }),
+  defineRoute({
+    method: 'get', path: '/webhooks/:id/deliveries', operationId: 'listWebhookDeliveries', summary: 'A webhook\'s deliveries, newest first', tag: 'Webhooks', auth: 'key', parsesJson: true,
+    params: { id: uuidParam('webhook') },
+    query: listDeliveriesQuerySchema,
+    responses: { 200: { description: 'a page of deliveries', schema: webhookDeliveriesResponseSchema } },
     errors: { 404: ['NOT_FOUND'] },
   }),
 ];

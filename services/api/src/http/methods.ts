@@ -11,21 +11,13 @@ export interface RouteMethods {
   methods: readonly string[];
 }
 
-/**
- * Every public route of the API. A branch adding a route adds its line here (the hardening test
- * and the fuzz suite check the table against the app).
- */
-export const API_ROUTES: readonly RouteMethods[] = [
-  { path: '/healthz', methods: ['GET'] },
-  { path: '/readyz', methods: ['GET'] },
-  { path: '/download/:token', methods: ['GET'] },
-  { path: '/auth/login', methods: ['POST'] },
-  { path: '/api-keys', methods: ['GET', 'POST'] },
-  { path: '/api-keys/:id', methods: ['DELETE'] },
-  { path: '/jobs', methods: ['GET', 'POST'] },
-  { path: '/jobs/:id', methods: ['GET'] },
-  { path: '/jobs/:id/retry', methods: ['POST'] },
-];
+/** Every route of the API, one entry per path, from the contract's route list (which the OpenAPI document is made of). */
+export function routeMethodsOf(routes: readonly { method: string; path: string }[]): RouteMethods[] {
+  const byPath = new Map<string, string[]>();
+  for (const r of routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method.toUpperCase()]);
+  const order = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+  return [...byPath].map(([path, methods]) => ({ path, methods: methods.sort((a, b) => order.indexOf(a) - order.indexOf(b)) }));
+}
 
 /** Splits a request path as Express matches it: case-insensitive, one trailing slash optional. */
 const segmentsOf = (path: string) => path.replace(/\/$/, '').toLowerCase().split('/');

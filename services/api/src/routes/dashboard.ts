@@ -32,7 +32,13 @@ export function dashboardRouter(distDir: string | null = findDashboardDist()): R
   router.use('/assets', express.static(path.join(distDir, 'assets'), { immutable: true, maxAge: '1y', index: false }), (_req, _res, next) =>
     next(new ApiError('NOT_FOUND', 'no such dashboard file')),
   );
-  router.get('/{*route}', (req, res, next) => {
+  // Any other path is one of the app's own pages: index.html. A middleware, not an Express
+  // route: the dashboard is static content, not part of the API that /openapi.json describes.
+  router.use((req, res, next) => {
+    if (req.method === 'OPTIONS') return void res.set('Allow', 'GET, HEAD, OPTIONS').status(204).end();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return next(new ApiError('METHOD_NOT_ALLOWED', `method ${req.method} is not allowed on the dashboard; allowed: GET, HEAD, OPTIONS`).withHeaders({ Allow: 'GET, HEAD, OPTIONS' }));
+    }
     if (!existsSync(index)) return next(notBuilt());
     // /dashboard without the slash: relative links resolve against /dashboard/.
     if (req.originalUrl.split('?')[0] === '/dashboard') return res.redirect(301, '/dashboard/');
