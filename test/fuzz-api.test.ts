@@ -18,13 +18,14 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 
 let stack: Stack;
 let apiKey: string;
+let userId: string;
 let secrets: FuzzSecrets & { sessionSecret: string; s3Secret: string };
 
 beforeAll(async () => {
   // The API alone: jobs the fuzzer creates are not run. A small per-address login limit keeps
   // generated logins from spending the suite's time on password hashing.
   stack = await startStack({}, { workers: false, app: { loginThrottle: { perAddress: 5 } } });
-  apiKey = (await createUser(stack.ctx, { plan: 'pro', password: 'fuzz password' })).apiKey;
+  ({ apiKey, userId } = await createUser(stack.ctx, { plan: 'pro', password: 'fuzz password' }));
   secrets = {
     downloadTokenSecret: stack.ctx.config.DOWNLOAD_TOKEN_SECRET,
     sessionSecret: stack.ctx.config.SESSION_SECRET,
@@ -32,6 +33,9 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  // The jobs it created are never run (no workers here): closed, so that no other suite's
+  // reconciler (the run shares one database) counts them as lost work.
+  await stack?.ctx.db.job.updateMany({ where: { userId, status: { in: ['preparing', 'pending', 'processing'] } }, data: { status: 'failed', completedAt: new Date() } });
   await stack?.close();
 });
 

@@ -8,11 +8,14 @@ import { call, createUser, startApi, type TestApi } from '../../../test/helpers'
 
 let api: TestApi;
 let key: string;
+let userId: string;
 beforeAll(async () => {
   api = await startApi();
-  key = (await createUser(api.ctx)).apiKey;
+  ({ apiKey: key, userId } = await createUser(api.ctx));
 });
 afterAll(async () => {
+  // Its jobs are never run (no workers here): closed, so no other suite's reconciler picks them up.
+  await api.ctx.db.job.updateMany({ where: { userId, status: { in: ['preparing', 'pending', 'processing'] } }, data: { status: 'failed', completedAt: new Date() } });
   await api.close();
 });
 
