@@ -6,7 +6,9 @@
 // user and starts the services from such a tree.
 import { cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { buildDashboard } from '@ap/dashboard';
 import { buildServices, bundlePath, ROOT, SERVICES } from './services';
 
 /** Operator commands in the image, run as `node <path>` from its working directory. */
@@ -31,7 +33,8 @@ export async function buildOperatorBundles(): Promise<void> {
     minifySyntax: true,
     keepNames: true,
     banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
-    external: ['pg-native', '@ap/crc32'],
+    // The admin command creates users, so it hashes passwords with bcrypt like the API.
+    external: ['pg-native', '@ap/crc32', 'bcrypt'],
     logLevel: 'warning',
   });
 }
@@ -45,11 +48,23 @@ const CRC32_FILES = ['package.json', 'index.cjs', 'build/Release/crc32.node'];
  * same path. Anything a service loads from node_modules at run time has to be listed here too,
  * since the image has no node_modules but the CRC-32 addon.
  */
-export const RUNTIME_ASSETS: string[] = [];
+export const RUNTIME_ASSETS: string[] = ['packages/dashboard/package.json', 'packages/dashboard/dist'];
+
+/**
+ * Packages the bundles load from node_modules at run time (left outside them because they find
+ * files beside themselves): each package's files that run, resolved from the API's manifest.
+ * bcrypt loads its prebuilt addon for the platform through node-gyp-build; the reference page
+ * serves Swagger UI's files from its package.
+ */
+export const RUNTIME_PACKAGES: Record<string, string[]> = {
+  bcrypt: ['package.json', 'bcrypt.js', 'promises.js', 'prebuilds/linux-x64', 'prebuilds/linux-arm64'],
+  'node-gyp-build': ['package.json', 'index.js', 'node-gyp-build.js'],
+  'swagger-ui-dist': ['package.json', 'swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png'],
+};
 
 /** Builds every bundle and copies the runtime files into `dest` (emptied first). */
 export async function assembleRuntimeTree(dest: string): Promise<void> {
-  await Promise.all([buildServices(), buildOperatorBundles()]);
+  await Promise.all([buildServices(), buildOperatorBundles(), buildDashboard({ ifStale: true })]);
   await rm(dest, { recursive: true, force: true });
   await mkdir(dest, { recursive: true });
   // The bundles are ES modules with a .js extension.
@@ -60,6 +75,12 @@ export async function assembleRuntimeTree(dest: string): Promise<void> {
   await copy('prisma/migrations');
   for (const asset of RUNTIME_ASSETS) await copy(asset);
   for (const file of CRC32_FILES) await copy(path.join('packages/crc32', file), path.join('node_modules/@ap/crc32', file));
+  const fromApi = createRequire(path.join(ROOT, 'services/api/package.json'));
+  const bcryptRequire = createRequire(fromApi.resolve('bcrypt/package.json'));
+  for (const [name, files] of Object.entries(RUNTIME_PACKAGES)) {
+    const dir = path.dirname((name === 'node-gyp-build' ? bcryptRequire : fromApi).resolve(`${name}/package.json`));
+    for (const file of files) await cp(path.join(dir, file), path.join(dest, 'node_modules', name, file), { recursive: true });
+  }
 }
 
 /** Total size in bytes of the files under `dir`. */

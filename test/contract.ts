@@ -44,6 +44,14 @@ export function checkResponse(method: string, url: string, status: number, conte
   const route = routeOf(method, pathname);
   const where = `${method.toUpperCase()} ${pathname} -> ${status}`;
   if (!route) {
+    // A documented path asked with a method it does not take: 204 with Allow for OPTIONS, else
+    // 405 METHOD_NOT_ALLOWED in the envelope (docs/decisions.md "Hardening").
+    if (matchers.some((x) => x.pattern.test(pathname))) {
+      if (method.toUpperCase() === 'OPTIONS' && status === 204) return;
+      const parsed = errorResponseSchema(['METHOD_NOT_ALLOWED']).safeParse(body);
+      if (status !== 405 || !parsed.success) throw new ContractViolation(`${where}: a documented path with an undocumented method, and not a 405 METHOD_NOT_ALLOWED envelope: ${JSON.stringify(body)?.slice(0, 300)}`);
+      return;
+    }
     // No route: the catch-all answers 404 NOT_FOUND in the envelope (decisions.md).
     const parsed = errorResponseSchema(['NOT_FOUND']).safeParse(body);
     if (status !== 404 || !parsed.success) throw new ContractViolation(`${where}: no documented route, and not a 404 NOT_FOUND envelope: ${JSON.stringify(body)?.slice(0, 300)}`);

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { assembleRuntimeTree, OPERATOR_BUNDLES, RUNTIME_ASSETS, treeSize } from '../scripts/runtime-image';
+import { assembleRuntimeTree, OPERATOR_BUNDLES, RUNTIME_ASSETS, RUNTIME_PACKAGES, treeSize } from '../scripts/runtime-image';
 import { SERVICE_ENV, SERVICES, serviceArgs } from '../scripts/services';
 import { call, download, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
@@ -81,7 +81,7 @@ afterAll(async () => {
 });
 
 describe('runtime image files', () => {
-  it('are the bundles, migrations and the CRC-32 addon only (size printed for docs/decisions.md)', async () => {
+  it('are the bundles, migrations, built static files and the few packages loaded from disk only (size printed for docs/decisions.md)', async () => {
     const files = readdirSync(tree, { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
       .map((e) => path.relative(tree, path.join(e.parentPath, e.name)))
@@ -97,6 +97,14 @@ describe('runtime image files', () => {
         'node_modules/@ap/crc32/index.cjs',
         'node_modules/@ap/crc32/build/Release/crc32.node',
         ...RUNTIME_ASSETS.flatMap(filesUnder),
+        // Only the listed files of the packages loaded from node_modules (a listed folder whole).
+        ...Object.entries(RUNTIME_PACKAGES).flatMap(([name, entries]) =>
+          entries.flatMap((entry) => {
+            const at = path.join(tree, 'node_modules', name, entry);
+            if (!statSync(at).isDirectory()) return [path.relative(tree, at)];
+            return readdirSync(at, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(tree, path.join(e.parentPath, e.name)));
+          }),
+        ),
       ].sort(),
     );
     const size = await treeSize(tree);
@@ -156,6 +164,10 @@ describe('runtime image files', () => {
       expect(zip.status).toBe(200);
       const entries = await readZip(zip.body);
       expect(entries.map((e) => [e.name, e.size, e.sha256])).toEqual(bodies.map((b, i) => [`runtime-${i}.bin`, b.length, sha256(b)]));
+      // What the API reads from disk: the dashboard's built files and the reference page's assets.
+      const page = await fetch(`${api}/dashboard/`);
+      expect([page.status, page.headers.get('content-type')]).toEqual([200, expect.stringContaining('text/html')]);
+      expect((await fetch(`${api}/docs/swagger-ui-bundle.js`)).status).toBe(200);
       for (const child of children) expect(child.exitCode).toBeNull();
     }, 90_000);
   });

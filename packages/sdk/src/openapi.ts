@@ -489,6 +489,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -528,6 +545,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "ready" | "unavailable";
                         failing: string[];
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
                     };
                 };
             };
@@ -582,6 +616,23 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -617,6 +668,23 @@ export interface operations {
                 };
                 content: {
                     "text/html": unknown;
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
                 };
             };
             /** @description internal error: INTERNAL_ERROR */
@@ -671,6 +739,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -783,6 +868,23 @@ export interface operations {
                 headers: {
                     /** @description `bytes *\/size` */
                     "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -932,6 +1034,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1055,6 +1193,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -1190,6 +1345,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -1343,6 +1515,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1471,6 +1660,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -1657,6 +1863,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -1800,6 +2023,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -1961,6 +2201,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2091,6 +2348,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -2236,6 +2510,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2367,6 +2658,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -2541,6 +2849,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description internal error: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -2684,6 +3009,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -2842,6 +3184,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };
@@ -3015,6 +3374,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
                             message: string;
                         };
                     };

@@ -84,7 +84,7 @@ describe('the OpenAPI document', () => {
     expect(codesOf(createJob, 429)).toEqual(['RATE_LIMITED']);
     const dl = doc.paths['/download/{token}'].get;
     expect(dl.security).toEqual([]);
-    expect(Object.keys(dl.responses).sort()).toEqual(['200', '206', '304', '403', '416', '500', '502']);
+    expect(Object.keys(dl.responses).sort()).toEqual(['200', '206', '304', '403', '416', '431', '500', '502']);
     expect(codesOf(dl, 403)).toEqual(['INVALID_TOKEN', 'EXPIRED_TOKEN', 'QUOTA_EXCEEDED']);
     expect(dl.responses['206'].headers['Content-Range']).toBeDefined();
     expect(dl.parameters.map((p: any) => `${p.in} ${p.name}`)).toEqual(expect.arrayContaining(['header Range', 'header If-Range', 'path token']));
@@ -199,6 +199,18 @@ describe('every route answers as documented', () => {
     expect((await download(done.download_url, { range: 'bytes=100-', 'if-range': '"other"' })).status).toBe(200);
     expect((await download(done.download_url, { range: `bytes=${full.body.length}-` })).status).toBe(416);
     expect((await download(`${u}/download/not-a-token`)).status).toBe(403);
+    expect((await call(u, 'GET', '/jobs/stats', { key })).status).toBe(200);
+    expect((await call(u, 'GET', '/usage', { key })).status).toBe(200);
+    const hook = await call(u, 'POST', '/webhooks', { key, body: { url: `${origin.url}/hook` } });
+    expect(hook.status).toBe(201);
+    expect((await call(u, 'POST', '/webhooks', { key, body: { url: 'ftp://example.com/' } })).status).toBe(400);
+    expect((await call(u, 'GET', '/webhooks', { key })).status).toBe(200);
+    expect((await call(u, 'POST', `/webhooks/${hook.body.webhook.id}/rotate-secret`, { key })).status).toBe(200);
+    expect((await call(u, 'GET', `/webhooks/${hook.body.webhook.id}/deliveries?limit=5`, { key })).status).toBe(200);
+    expect((await call(u, 'GET', '/webhooks/00000000-0000-4000-8000-000000000000/deliveries', { key })).status).toBe(404);
+    expect((await call(u, 'DELETE', `/webhooks/${hook.body.webhook.id}`, { key })).status).toBe(200);
+    expect((await call(u, 'DELETE', `/webhooks/${hook.body.webhook.id}`, { key })).status).toBe(404);
+    expect((await call(u, 'PUT', '/jobs', { key })).status).toBe(405);
     expect((await call(u, 'GET', '/openapi.json')).status).toBe(200);
     await fetch(`${u}/docs`).then((r) => checkResponse('GET', r.url, r.status, r.headers.get('content-type'), undefined));
     await fetch(`${u}/docs/swagger-ui.css`).then((r) => checkResponse('GET', r.url, r.status, r.headers.get('content-type'), undefined));

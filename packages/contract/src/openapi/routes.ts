@@ -100,6 +100,8 @@ export function errorsOf(route: RouteDoc): Map<number, ErrorCode[]> {
     add(401, ['UNAUTHORIZED']);
     add(429, ['RATE_LIMITED']);
   }
+  // Request line and headers over 16 KB: refused by the HTTP parser, in the envelope.
+  add(431, ['INVALID_REQUEST']);
   add(500, ['INTERNAL_ERROR']);
   return new Map([...out].sort(([a], [b]) => a - b));
 }
@@ -174,7 +176,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
     method: 'post', path: '/auth/login', operationId: 'login', summary: 'Log in (dashboard session)', tag: 'Authentication', auth: 'none', parsesJson: true,
     body: { schema: loginSchema, required: true },
     responses: { 200: { description: 'a session JWT for `Authorization: Bearer`', schema: loginResponseSchema } },
-    errors: { 401: ['UNAUTHORIZED'] },
+    // Throttled per email and per client address (docs/decisions.md "Hardening"), with Retry-After.
+    errors: { 401: ['UNAUTHORIZED'], 429: ['RATE_LIMITED'] },
   }),
   defineRoute({
     method: 'get', path: '/api-keys', operationId: 'listApiKeys', summary: 'List API keys (without the secret)', tag: 'API keys', auth: 'key', parsesJson: true,
