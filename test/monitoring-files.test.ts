@@ -4,10 +4,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
+import { metrics } from '@ap/runtime';
 
-// The decided names and labels (docs/decisions.md "Operations", from the contract). Until the
-// services' own list exists (packages/runtime/src/metrics.ts, ops-runtime's branch) it is
-// kept here; after that merge this should import the names from there instead.
+// The decided names and labels (docs/decisions.md "Operations", from the contract); the test
+// below holds the services' own registry (packages/runtime/src/metrics.ts) to exactly this list.
 const DECIDED_METRICS: Record<string, { labels: string[]; histogram?: true }> = {
   archive_http_requests_total: { labels: ['method', 'route', 'status'] },
   archive_http_request_duration_seconds: { labels: ['method', 'route', 'status'], histogram: true },
@@ -80,6 +80,23 @@ function checkExpr(expr: string, where: string): string[] {
   }
   return problems;
 }
+
+describe('the decided metrics', () => {
+  it('are exactly what the services register, with the same labels', () => {
+    const registered = new Map(
+      metrics.metricsRegistry.getMetricsAsArray().map((m) => {
+        const metric = m as unknown as { name: string; labelNames: string[] };
+        return [metric.name, [...(metric.labelNames ?? [])].sort()];
+      }),
+    );
+    const ours = (names: Iterable<string>) => [...names].filter((n) => n.startsWith('archive_')).sort();
+    expect(ours(registered.keys())).toEqual(ours(Object.keys(DECIDED_METRICS)));
+    for (const name of Object.keys(DECIDED_METRICS)) {
+      if (name === 'up') continue; // Prometheus's own
+      expect({ name, labels: registered.get(name) }).toEqual({ name, labels: [...DECIDED_METRICS[name]!.labels].sort() });
+    }
+  });
+});
 
 describe('the metric check', () => {
   it('finds names and labels that were not decided', () => {
