@@ -9,14 +9,14 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { buildDashboard } from '@ap/dashboard';
-import { buildServices, bundlePath, ROOT, SERVICES } from './services';
+import { BUNDLE_OPTIONS, buildServices, bundlePath, ROOT, SERVICES } from './services';
 
 /** Operator commands in the image, run as `node <path>` from its working directory. */
 export const OPERATOR_BUNDLES = { migrate: 'dist/migrate.js', admin: 'dist/admin.js' } as const;
 
 /**
- * Bundles scripts/migrate.ts and scripts/admin.ts like the services (same esbuild settings in
- * scripts/services.ts, minus the V8-specific notes). They sit one folder below the root, as
+ * Bundles scripts/migrate.ts and scripts/admin.ts like the services (the same esbuild settings,
+ * without source maps). They sit one folder below the root, as
  * their sources do, so `../prisma/migrations` resolves the same from either.
  */
 export async function buildOperatorBundles(): Promise<void> {
@@ -25,17 +25,7 @@ export async function buildOperatorBundles(): Promise<void> {
     absWorkingDir: ROOT,
     entryPoints: { migrate: 'scripts/migrate.ts', admin: 'scripts/admin.ts' },
     outdir: 'dist',
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    keepNames: true,
-    banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
-    // The admin command creates users, so it hashes passwords with bcrypt like the API.
-    external: ['pg-native', '@ap/crc32', 'bcrypt'],
-    logLevel: 'warning',
+    ...BUNDLE_OPTIONS,
   });
 }
 

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const SERVICES = ['api', 'preparer', 'packer'] as const;
@@ -57,6 +58,26 @@ export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, options:
  * Bundles every service (about a second). Files are replaced by a rename and only when their
  * content changed, so a service starting meanwhile (another test run) never reads half a file.
  */
+/** How every bundle of ours is built: the services here, the operator commands in scripts/runtime-image.ts. */
+export const BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Dropping comments keeps the source ASCII: V8 holds a bundle with one non-Latin-1
+  // character in a comment as a two-byte string, twice the memory.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  // Bundled CommonJS modules call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
+  // pg loads it only for `pg.native`, which nothing uses. @ap/crc32 loads its native
+  // addon from beside itself, so it stays in node_modules (resolved up from the bundle); so
+  // does bcrypt (the API's native password hashing, its binary found beside its package).
+  external: ['pg-native', '@ap/crc32', 'bcrypt'],
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
 export async function buildServices(names: readonly ServiceName[] = SERVICES): Promise<void> {
   const esbuild = await import('esbuild');
   try {
@@ -76,26 +97,11 @@ async function buildAll(esbuild: typeof import('esbuild'), names: readonly Servi
         entryPoints: [`services/${name}/src/main.ts`],
         outfile: bundlePath(name),
         write: false,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        // Dropping comments keeps the source ASCII: V8 holds a bundle with one non-Latin-1
-        // character in a comment as a two-byte string, twice the memory.
-        minifyWhitespace: true,
-        minifySyntax: true,
-        keepNames: true,
+        ...BUNDLE_OPTIONS,
         // Not loaded unless a process runs with --enable-source-maps (which costs memory): for
         // mapping a stack trace back to the TypeScript when needed.
         sourcemap: 'linked',
         sourcesContent: false,
-        // Bundled CommonJS modules call require() for Node's built-ins.
-        banner: { js: "import { createRequire as __apCreateRequire } from 'node:module'; const require = __apCreateRequire(import.meta.url);" },
-        // pg loads it only for `pg.native`, which nothing uses. @ap/crc32 loads its native
-        // addon from beside itself, so it stays in node_modules (resolved up from the bundle); so
-        // does bcrypt (the API's native password hashing, its binary found beside its package).
-        external: ['pg-native', '@ap/crc32', 'bcrypt'],
-        logLevel: 'warning',
       });
       for (const file of result.outputFiles) {
         const current = await readFile(file.path).catch(() => null);

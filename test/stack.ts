@@ -10,7 +10,7 @@ import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
 import { createWorker, type Worker } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/runtime';
-import { signDownloadToken } from '@ap/tokens';
+import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { testConfig } from './helpers';
 
@@ -54,7 +54,7 @@ export async function startStack(
       queue: ctx.queues.webhook,
       allowPrivate: ctx.config.ALLOW_PRIVATE_URLS,
       retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
-      downloadUrl: (zipId, expiresAt) => `${ctx.config.PUBLIC_BASE_URL}/download/${signDownloadToken({ zipId, expiresAt }, ctx.config.DOWNLOAD_TOKEN_SECRET)}`,
+      downloadUrl: downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET),
     });
     closers.push(() => sender.close());
     workers.push(createWorker('webhook', createDeliveryProcessor(sender), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 8, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));

@@ -55,6 +55,11 @@ const INVALID = { ok: false, code: 'INVALID_TOKEN' } as const;
  * Checks a token: signature first (constant time), then the claims, then the expiry. Expired
  * at `now >= expiresAt`. Never throws: anything malformed is INVALID_TOKEN.
  */
+/** Builds a ZIP's `download_url`: `<publicBaseUrl>/download/<token>`, valid until `expiresAt`. */
+export function downloadUrlSigner(publicBaseUrl: string, secret: DownloadTokenSecret): (zipId: string, expiresAt: Date) => string {
+  return (zipId, expiresAt) => `${publicBaseUrl}/download/${signDownloadToken({ zipId, expiresAt }, secret)}`;
+}
+
 export function verifyDownloadToken(token: unknown, secret: DownloadTokenSecret, now: Date = new Date()): DownloadTokenVerdict {
   try {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_DOWNLOAD_TOKEN_LENGTH) return INVALID;

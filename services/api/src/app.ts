@@ -3,7 +3,7 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
-import { signDownloadToken } from '@ap/tokens';
+import { downloadUrlSigner } from '@ap/tokens';
 import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
 import { announceDeliveries, type WorkQueues } from '@ap/jobs';
 import { recordJobEvent } from '@ap/webhooks';
@@ -91,8 +91,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
     authenticate(ctx.db, ctx.config.SESSION_SECRET),
     perKeyRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),
   ];
-  const downloadUrl = (zipId: string, expiresAt: Date) =>
-    `${ctx.config.PUBLIC_BASE_URL}/download/${signDownloadToken({ zipId, expiresAt }, ctx.config.DOWNLOAD_TOKEN_SECRET)}`;
+  const downloadUrl = downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET);
   app.use('/api-keys', protect, apiKeysRouter(ctx.db));
   app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
   app.use('/usage', protect, usageRouter(ctx.db));

@@ -2,7 +2,7 @@ import { loadConfig } from '@ap/config';
 import { createWorkQueues, startMaintenance } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
-import { signDownloadToken } from '@ap/tokens';
+import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';
 
@@ -24,7 +24,7 @@ const deliveries = createDeliverySender({
   queue: queues.webhook,
   allowPrivate: ctx.config.ALLOW_PRIVATE_URLS,
   retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
-  downloadUrl: (zipId, expiresAt) => `${ctx.config.PUBLIC_BASE_URL}/download/${signDownloadToken({ zipId, expiresAt }, ctx.config.DOWNLOAD_TOKEN_SECRET)}`,
+  downloadUrl: downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET),
   onAttempt: (result) => metrics.webhookDeliveriesTotal.inc({ result }),
 });
 const webhookWorker = createWorker('webhook', createDeliveryProcessor(deliveries), ctx.redis, ctx.config.REDIS_PREFIX, {
