@@ -22,6 +22,21 @@ module.exports = {
       to: { path: '^services/' },
     },
     {
+      name: 'browser-code-imports-node',
+      comment:
+        'The dashboard app and the SDK client it bundles (@ap/sdk/client) run in a browser: no Node built-ins, and not the SDK\'s Node-only files (download, ZIP check, generator).',
+      severity: 'error',
+      from: { path: '^packages/(dashboard/web/|sdk/src/(client|openapi)\\.ts$)' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'browser-code-imports-node-sdk',
+      comment: 'See browser-code-imports-node: @ap/sdk (the Node entry) and its Node-only files stay out of browser bundles.',
+      severity: 'error',
+      from: { path: '^packages/(dashboard/web/|sdk/src/(client|openapi)\\.ts$)' },
+      to: { path: '^packages/sdk/src/(index|node|download|verify|generate)\\.ts$' },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'An import that cannot be resolved cannot be checked against the rules above.',
       severity: 'error',

@@ -324,4 +324,20 @@ describe('exit codes and messages', () => {
     expect((await runCli(['keys', 'revoke', newKey.id])).code).toBe(0);
     expect((await runCli(['keys', 'list'], { ARCHIVE_API_KEY: newKey.key })).code).toBe(1);
   });
+
+  it('manages webhooks through the SDK: create (secret once), list, delete; an unknown event is bad usage', async () => {
+    const hookUrl = `${origin.url}/cli/hook`;
+    expect((await runCli(['webhooks', 'create', hookUrl, '--events', 'job.completed,job.exploded'])).code).toBe(2);
+    const created = await runCli(['webhooks', 'create', hookUrl, '--events', 'job.completed,job.failed', '--description', 'from the cli', '--json']);
+    expect(created.code).toBe(0);
+    const hook = lastJson(created).webhook;
+    expect(hook).toMatchObject({ url: hookUrl, events: ['job.completed', 'job.failed'], description: 'from the cli', secret: expect.any(String) });
+    const listed = await runCli(['webhooks', 'list', '--json']);
+    const seen = lastJson(listed).webhooks.find((w: { id: string }) => w.id === hook.id);
+    expect(seen).toMatchObject({ id: hook.id, url: hookUrl });
+    expect(listed.stdout).not.toContain(hook.secret);
+    const deleted = await runCli(['webhooks', 'delete', hook.id, '--json']);
+    expect(lastJson(deleted)).toMatchObject({ success: true, id: hook.id });
+    expect(lastJson(await runCli(['webhooks', 'list', '--json'])).webhooks.map((w: { id: string }) => w.id)).not.toContain(hook.id);
+  });
 });

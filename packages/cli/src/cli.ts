@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { mkdir } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ApiRequestError, ArchiveClient, DownloadError, ZipVerificationError, type Job, type JobCreateRequest } from '@ap/sdk';
+import { ApiRequestError, ArchiveClient, DownloadError, ZipVerificationError, type Job, type JobCreateRequest, type WebhookEvent } from '@ap/sdk';
 import { Output } from './output';
 import { formatBytes, parseSize, parseUrlList } from './sizes';
 
@@ -38,7 +38,7 @@ interface GlobalOptions {
 }
 
 const JOB_STATUS_FILTERS = ['pending', 'processing', 'completed', 'failed'];
-const WEBHOOK_EVENTS = ['job.completed', 'job.failed', 'download.completed'];
+const WEBHOOK_EVENTS: readonly WebhookEvent[] = ['job.completed', 'job.failed', 'download.completed'];
 
 function sizeArg(value: string): number {
   const bytes = parseSize(value);
@@ -245,19 +245,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     out.result({ success: true, id, message: res.message });
   });
 
-  // Webhook routes (decisions.md "Webhooks"); typed by hand until they are in the document.
-  interface WebhookView {
-    id: string;
-    url: string;
-    events: string[];
-    description: string | null;
-    created_at: string;
-    secret?: string;
-  }
+  // Webhook routes (decisions.md "Webhooks").
   const hooks = program.command('webhooks').description('webhooks');
   hooks.command('list').description('list webhooks').action(async (_opts: unknown, cmd: Command) => {
     const client = clientOf(cmd);
-    const { webhooks } = await client.request<{ webhooks: WebhookView[] }>('GET', '/webhooks');
+    const { webhooks } = await client.listWebhooks();
     for (const w of webhooks) out.line(`${w.id}  ${w.url}  ${w.events.join(',')}${w.description ? `  ${w.description}` : ''}`);
     out.result({ success: true, webhooks });
   });
@@ -269,16 +261,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--description <text>', 'description')
     .action(async (url: string, opts: { events?: string; description?: string }, cmd: Command) => {
       const client = clientOf(cmd);
-      const events = opts.events?.split(',').map((e) => e.trim()).filter(Boolean);
-      for (const e of events ?? []) if (!WEBHOOK_EVENTS.includes(e)) throw new UsageError(`unknown event ${JSON.stringify(e)} (allowed: ${WEBHOOK_EVENTS.join(', ')})`);
-      const { webhook } = await client.request<{ webhook: WebhookView }>('POST', '/webhooks', { url, ...(events ? { events } : {}), ...(opts.description ? { description: opts.description } : {}) });
+      const names = opts.events?.split(',').map((e) => e.trim()).filter(Boolean);
+      const isEvent = (e: string): e is WebhookEvent => (WEBHOOK_EVENTS as readonly string[]).includes(e);
+      for (const e of names ?? []) if (!isEvent(e)) throw new UsageError(`unknown event ${JSON.stringify(e)} (allowed: ${WEBHOOK_EVENTS.join(', ')})`);
+      const events = names?.filter(isEvent);
+      const { webhook } = await client.createWebhook({ url, ...(events ? { events } : {}), ...(opts.description ? { description: opts.description } : {}) });
       out.line(`created webhook ${webhook.id}; its signing secret, shown only now:`);
-      out.line(webhook.secret ?? '');
+      out.line(webhook.secret);
       out.result({ success: true, webhook });
     });
   hooks.command('delete').description('delete a webhook').argument('<id>', 'webhook id').action(async (id: string, _opts: unknown, cmd: Command) => {
     const client = clientOf(cmd);
-    const res = await client.request<{ message: string }>('DELETE', `/webhooks/${encodeURIComponent(id)}`);
+    const res = await client.deleteWebhook(id);
     out.line(res.message);
     out.result({ success: true, id, message: res.message });
   });

@@ -10,11 +10,14 @@ export const DASHBOARD_DIST = path.join(DASHBOARD_ROOT, 'dist');
 /** The URL path the API serves the dashboard under (Vite's `base`). */
 export const DASHBOARD_BASE = '/dashboard/';
 
-/** Newest modification time of the app's sources (web/, and this package's manifest for dependency changes). */
+/** The SDK's browser-safe client and its generated types, which the app bundles (web/api.ts). */
+const SDK_CLIENT_SOURCES = ['client.ts', 'openapi.ts'].map((f) => path.join(DASHBOARD_ROOT, '..', 'sdk', 'src', f));
+
+/** Newest modification time of the app's sources (web/, the SDK client, and this package's manifest for dependency changes). */
 async function newestSource(): Promise<number> {
   const entries = await readdir(path.join(DASHBOARD_ROOT, 'web'), { recursive: true, withFileTypes: true });
   const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
-  files.push(path.join(DASHBOARD_ROOT, 'package.json'), fileURLToPath(import.meta.url));
+  files.push(path.join(DASHBOARD_ROOT, 'package.json'), fileURLToPath(import.meta.url), ...SDK_CLIENT_SOURCES);
   const times = await Promise.all(files.map(async (f) => (await stat(f)).mtimeMs));
   return Math.max(...times);
 }

@@ -1,7 +1,8 @@
 // A small typed client of the API: one method per route, request and response types taken
 // from the OpenAPI document (openapi.ts, generated), errors thrown as ApiRequestError.
+// Browser-safe (`@ap/sdk/client`): fetch only, no node: imports; the Node entry (`@ap/sdk`)
+// adds the download helper, which writes files (download.ts, node.ts).
 import type { components, operations } from './openapi';
-import { downloadZip, type DownloadOptions, type DownloadResult } from './download';
 
 type Schemas = components['schemas'];
 export type Job = Schemas['Job'];
@@ -10,6 +11,8 @@ export type ZipEntry = Schemas['Zip'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type PaginationMeta = Schemas['PaginationMeta'];
+export type ErrorEntry = Schemas['ErrorEntry'];
+export type { components, operations, paths } from './openapi';
 
 type JsonBody<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 type JsonResponse<O, S extends number> = O extends { responses: { [K in S]: { content: { 'application/json': infer R } } } } ? R : never;
@@ -25,6 +28,20 @@ export type ListApiKeysResponse = JsonResponse<operations['listApiKeys'], 200>;
 export type CreateApiKeyResponse = JsonResponse<operations['createApiKey'], 201>;
 export type MessageResponse = JsonResponse<operations['revokeApiKey'], 200>;
 export type LoginResponse = JsonResponse<operations['login'], 200>;
+export type JobStatsResponse = JsonResponse<operations['jobStats'], 200>;
+export type JobStats = JobStatsResponse['stats'];
+export type UsageResponse = JsonResponse<operations['getUsage'], 200>;
+export type Usage = UsageResponse['usage'];
+export type WebhookCreateRequest = JsonBody<operations['createWebhook']>;
+export type ListWebhooksResponse = JsonResponse<operations['listWebhooks'], 200>;
+export type Webhook = ListWebhooksResponse['webhooks'][number];
+export type CreateWebhookResponse = JsonResponse<operations['createWebhook'], 201>;
+export type RotateWebhookSecretResponse = JsonResponse<operations['rotateWebhookSecret'], 200>;
+export type DeleteWebhookResponse = JsonResponse<operations['deleteWebhook'], 200>;
+export type ListDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+export type ListDeliveriesResponse = JsonResponse<operations['listWebhookDeliveries'], 200>;
+export type WebhookDelivery = ListDeliveriesResponse['deliveries'][number];
+export type WebhookEvent = Webhook['events'][number];
 export type ErrorCode = JsonResponse<operations['createJob'], 403 | 400 | 401 | 429 | 500>['error']['code'] | (string & {});
 
 /** An answer of the API other than success, or no answer at all (status 0). */
@@ -45,7 +62,12 @@ export interface ClientOptions {
   baseUrl: string;
   /** `X-API-Key`. */
   apiKey?: string;
-  /** A dashboard session token (`Authorization: Bearer`), instead of an API key. */
+  /**
+   * A dashboard session token (`Authorization: Bearer`), instead of an API key: the token, or a
+   * getter asked on every call (a session that changes or ends; null sends no credentials).
+   */
+  bearer?: string | (() => string | null | undefined);
+  /** The same as a string `bearer` (kept for existing callers). */
   sessionToken?: string;
   /** For tests and other runtimes. */
   fetch?: typeof fetch;
@@ -55,7 +77,7 @@ export interface ClientOptions {
 
 export class ArchiveClient {
   readonly baseUrl: string;
-  private readonly options: ClientOptions;
+  protected readonly options: ClientOptions;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -63,10 +85,13 @@ export class ArchiveClient {
   }
 
   /** Any route, JSON in and out; the typed methods below use it. */
-  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, credentials = true): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
-    else if (this.options.sessionToken) headers.authorization = `Bearer ${this.options.sessionToken}`;
+    if (credentials) {
+      const bearer = typeof this.options.bearer === 'function' ? this.options.bearer() : (this.options.bearer ?? this.options.sessionToken);
+      if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
+      else if (bearer) headers.authorization = `Bearer ${bearer}`;
+    }
     if (this.options.userAgent) headers['user-agent'] = this.options.userAgent;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
@@ -98,8 +123,9 @@ export class ArchiveClient {
     return parsed as T;
   }
 
+  /** Sends no credentials (a session is what it returns). */
   login(email: string, password: string): Promise<LoginResponse> {
-    return this.request('POST', '/auth/login', { email, password } satisfies JsonBody<operations['login']>);
+    return this.request('POST', '/auth/login', { email, password } satisfies JsonBody<operations['login']>, undefined, false);
   }
   listApiKeys(): Promise<ListApiKeysResponse> {
     return this.request('GET', '/api-keys');
@@ -114,16 +140,38 @@ export class ArchiveClient {
     return this.request('POST', '/jobs', body);
   }
   listJobs(query: ListJobsQuery = {}): Promise<ListJobsResponse> {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) params.set(k, String(v));
-    const qs = params.toString();
-    return this.request('GET', `/jobs${qs ? `?${qs}` : ''}`);
+    return this.request('GET', `/jobs${queryString(query)}`);
   }
   async getJob(id: string, signal?: AbortSignal): Promise<Job> {
     return (await this.request<GetJobResponse>('GET', `/jobs/${encodeURIComponent(id)}`, undefined, signal)).job;
   }
   retryJob(id: string, body: RetryRequest = {}): Promise<CreateJobResponse> {
     return this.request('POST', `/jobs/${encodeURIComponent(id)}/retry`, body);
+  }
+
+  jobStats(): Promise<JobStatsResponse> {
+    return this.request('GET', '/jobs/stats');
+  }
+  usage(): Promise<UsageResponse> {
+    return this.request('GET', '/usage');
+  }
+
+  listWebhooks(): Promise<ListWebhooksResponse> {
+    return this.request('GET', '/webhooks');
+  }
+  /** The response carries the signing secret, shown only this once. */
+  createWebhook(body: WebhookCreateRequest): Promise<CreateWebhookResponse> {
+    return this.request('POST', '/webhooks', body);
+  }
+  deleteWebhook(id: string): Promise<DeleteWebhookResponse> {
+    return this.request('DELETE', `/webhooks/${encodeURIComponent(id)}`);
+  }
+  /** A new signing secret, shown only this once; the old one stops signing. */
+  rotateWebhookSecret(id: string): Promise<RotateWebhookSecretResponse> {
+    return this.request('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`);
+  }
+  listWebhookDeliveries(id: string, query: ListDeliveriesQuery = {}): Promise<ListDeliveriesResponse> {
+    return this.request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries${queryString(query)}`);
   }
 
   /**
@@ -141,11 +189,14 @@ export class ArchiveClient {
       await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), options.signal);
     }
   }
+}
 
-  /** Downloads one ZIP of a job into `options.dir`, resuming a partial file, and verifies it. */
-  download(zip: Pick<ZipEntry, 'id' | 'filename' | 'size' | 'download_url'>, options: DownloadOptions): Promise<DownloadResult> {
-    return downloadZip(zip, { fetch: this.options.fetch, ...options });
-  }
+/** `?a=1&b=2` of the set values (undefined, null and '' mean "not given"), or ''. */
+function queryString(query: object): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `?${qs}` : '';
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
