@@ -123,11 +123,8 @@ export class BodyStream extends Readable {
   private park(): void {
     this.holdTimer = null;
     if (!this.sourcePaused || !this.source || this.destroyed) return;
-    const source = this.source;
-    this.source = null;
+    this.dropSource();
     this.parked = true;
-    source.on('error', noop);
-    source.destroy();
   }
 
   override _read(): void {
@@ -143,7 +140,8 @@ export class BodyStream extends Readable {
     }
   }
 
-  private fail(error: Error): void {
+  /** Lets the current response go (its late errors ignored). */
+  private dropSource(): void {
     const source = this.source;
     this.source = null;
     this.clearHold();
@@ -151,18 +149,16 @@ export class BodyStream extends Readable {
       source.on('error', noop);
       source.destroy();
     }
+  }
+
+  private fail(error: Error): void {
+    this.dropSource();
     this.destroy(error);
   }
 
   /** The source died: continue from the last byte when that is allowed, else fail. */
   private cut(error: FetchError): void {
-    const source = this.source;
-    this.source = null;
-    this.clearHold();
-    if (source) {
-      source.on('error', noop);
-      source.destroy();
-    }
+    this.dropSource();
     if (this.destroyed) return;
     const held = this.sourcePaused;
     const canContinue = this.opts.resume !== undefined && this.opts.size !== null && isCut(error) && !this.opts.signal?.aborted;
@@ -223,13 +219,7 @@ export class BodyStream extends Readable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.clearHold();
-    const source = this.source;
-    this.source = null;
-    if (source && !source.destroyed) {
-      source.on('error', noop);
-      source.destroy();
-    }
+    this.dropSource();
     callback(error);
   }
 }
