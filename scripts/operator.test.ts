@@ -62,9 +62,14 @@ describe('pnpm admin users create', () => {
   });
 });
 
-/** `pnpm start` in a terminal (util-linux `script` gives it one), so Ctrl-C is what a user presses. */
+/**
+ * `pnpm start` in a terminal (util-linux `script` gives it one), so Ctrl-C is what a user presses.
+ * `script` runs its command through $SHELL without job control; `exec` makes pnpm the terminal's
+ * process, as under an interactive shell. Without it dash (CI's /bin/sh) dies of the Ctrl-C itself
+ * and `script` reports 130 while the stack drains fine. SHELL is pinned so every machine runs this.
+ */
 function startInTerminal(env: NodeJS.ProcessEnv): { child: ChildProcessWithoutNullStreams; output: () => string; ctrlC: () => void; exited: Promise<number | null> } {
-  const child = spawn('script', ['-qefc', 'pnpm start', '/dev/null'], { cwd: root, env, stdio: 'pipe' });
+  const child = spawn('script', ['-qefc', 'exec pnpm start', '/dev/null'], { cwd: root, env: { ...env, SHELL: '/bin/sh' }, stdio: 'pipe' });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
