@@ -127,6 +127,23 @@ describe('dashboard in Chromium', () => {
     expect([bare.status, bare.headers.get('location')]).toEqual([301, '/dashboard/']);
   });
 
+  it('works over plain http under a host name that is not localhost (an operator trying it on a LAN address)', async () => {
+    // Such a page is not a secure context: a CSP asking to upgrade insecure requests would send
+    // its scripts to https://, where nothing answers, and leave the page blank.
+    const lan = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP dashboard.lan.test 127.0.0.1'] });
+    try {
+      const lanPage = await lan.newPage();
+      const failed: string[] = [];
+      lanPage.on('requestfailed', (req) => failed.push(req.url()));
+      await lanPage.goto(`http://dashboard.lan.test:${new URL(stack.url).port}/dashboard/`);
+      await lanPage.getByRole('heading', { name: 'Log in', level: 1 }).waitFor({ timeout: 10_000 });
+      expect(await lanPage.evaluate('window.isSecureContext')).toBe(false);
+      expect(failed).toEqual([]);
+    } finally {
+      await lan.close();
+    }
+  });
+
   it('sends a visitor to the login page, refuses a wrong password with the API message, and logs in', async () => {
     await page.goto(`${stack.url}/dashboard/`);
     await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();

@@ -40,7 +40,9 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
   app.use(httpMetrics());
-  app.use(helmet());
+  // No upgrade-insecure-requests: over plain http on any host but localhost it sends the
+  // dashboard's and /docs' own scripts to https://, where nothing answers (TLS is the proxy's).
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
   app.use(
     pinoHttp({
       logger: ctx.log,
