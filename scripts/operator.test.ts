@@ -127,6 +127,10 @@ describe('pnpm start', () => {
       // One signal path: each service is told once, nobody exits at once.
       await until(async () => !(await answers(`${api}/healthz`)), 'the API stops accepting connections', 10_000);
       expect(stack.output()).not.toMatch(/exited \(|SIGINT again/);
+      // While it drains, its operations port says it is not ready.
+      const apiHealth = /api health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(stack.output())![1];
+      const readiness = await fetch(`${apiHealth}/readyz`);
+      expect([readiness.status, await readiness.json()]).toEqual([503, { success: false, status: 'unavailable', failing: ['draining'] }]);
       origin.open();
       const bytes = await inFlight;
       expect(bytes.length).toBe(job.zips[0].size);

@@ -25,6 +25,8 @@ ctx.log.info({ healthPort: health.port }, 'api operations port');
 onShutdown(
   ctx.log,
   async () => {
+    // Not ready from now on, so a load balancer stops sending requests while responses drain.
+    ctx.readiness.draining = () => Promise.reject(new Error('draining'));
     // No new connections; idle keep-alive sockets close now, busy ones after their response.
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
