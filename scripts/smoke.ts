@@ -1,4 +1,5 @@
-// `pnpm smoke --base-url URL --api-key KEY`: an end-to-end check of a running deployment
+// `pnpm smoke --base-url URL` with the key in ARCHIVE_API_KEY (or `--api-key KEY`, which pnpm
+// echoes with the command line): an end-to-end check of a running deployment
 // (decisions.md "Operations"): a stored job, a split job, and a stream download resumed with
 // Range/If-Range, each archive read back with yauzl and compared byte for byte with what was
 // sent. Exits 0 when all passed, 1 on any failure (printing what failed), 2 on bad usage.
@@ -19,7 +20,7 @@ const MB = 1_000_000;
 /** The smallest split cap the API accepts (api.md): two files just over half of it make two ZIPs. */
 const SPLIT_CAP = 104_857_600;
 
-const usage = `usage: pnpm smoke --base-url URL --api-key KEY [--origin-url URL] [--origin-listen HOST:PORT] [--timeout SECONDS]`;
+const usage = `usage: ARCHIVE_API_KEY=KEY pnpm smoke --base-url URL [--api-key KEY] [--origin-url URL] [--origin-listen HOST:PORT] [--timeout SECONDS]`;
 
 // --- computed files: name -> size; byte i of a file is its pattern[i % pattern.length] ---
 interface SourceFile {
@@ -193,7 +194,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const base = args['base-url']?.replace(/\/+$/, '');
-  const key = args['api-key'];
+  const key = args['api-key'] ?? process.env.ARCHIVE_API_KEY;
   const timeoutMs = Number(args.timeout) * 1000;
   const listen = /^(.+):(\d+)$/.exec(args['origin-listen'] ?? '127.0.0.1:0');
   if (!base || !/^https?:\/\//.test(base) || !key || !listen || !(timeoutMs > 0)) {

@@ -118,12 +118,13 @@ describe('pnpm start', () => {
       }
 
       // pnpm smoke: a stored job, a split job, a stream download resumed with Range.
-      const smoke = spawn('pnpm', ['smoke', '--base-url', stack.api, '--api-key', apiKey], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const smoke = spawn('pnpm', ['smoke', '--base-url', stack.api], { cwd: root, env: { ...process.env, ARCHIVE_API_KEY: apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
       let smokeOut = '';
       smoke.stdout.on('data', (d) => (smokeOut += d));
       smoke.stderr.on('data', (d) => (smokeOut += d));
       const smokeExit = await new Promise<number | null>((resolve) => smoke.once('exit', (code) => resolve(code)));
       expect({ smokeExit, smokeOut }).toEqual({ smokeExit: 0, smokeOut: expect.stringContaining('[smoke] all checks passed') });
+      expect(smokeOut).not.toContain(apiKey);
 
       expect((await fetch(`${stack.api}/no/such/route-1234`)).status).toBe(404);
       const after = Object.fromEntries(await Promise.all(Object.entries(stack.health).map(async ([name, base]) => [name, await scrape(base)] as const)));
