@@ -7,4 +7,5 @@ export * from './schemas';
 
 export * from './webhooks';
 export * from './responses';
+export * from './job-outcome';
 export * from './openapi';

@@ -5,7 +5,7 @@
 // The body is fixed when the event is written (the outbox row holds it), so every attempt
 // sends the same bytes apart from `download_url`s: those are signed at send time and never
 // stored (a signed URL is a bearer credential).
-import type { WebhookEvent, WebhookEventBody } from '@ap/contract';
+import { jobOutcome, type WebhookEvent, type WebhookEventBody } from '@ap/contract';
 
 export interface EventJobRow {
   id: string;
@@ -35,7 +35,7 @@ export interface EventFileErrorRow {
 
 export type DownloadReport = NonNullable<WebhookEventBody['download']>;
 
-/** Mirrors GET /jobs/:id: file errors under their URL, bin and job failures with an empty url. */
+/** Mirrors GET /jobs/:id (`jobOutcome`); `download_url`s are added at send time. */
 export function eventBody(input: {
   deliveryId: string;
   event: WebhookEvent;
@@ -46,16 +46,7 @@ export function eventBody(input: {
   download?: DownloadReport;
 }): WebhookEventBody {
   const { job } = input;
-  const errors: { url: string; error: string }[] = [];
-  const byZip = new Map<string, { url: string; error: string }[]>();
-  const add = (zipId: string | null, entry: { url: string; error: string }) => {
-    errors.push(entry);
-    if (zipId) byZip.set(zipId, [...(byZip.get(zipId) ?? []), entry]);
-  };
-  for (const f of input.failedFiles) if (f.error !== null) add(f.zipId, { url: f.url, error: f.error });
-  const zips = [...input.zips].sort((a, b) => a.sequence - b.sequence);
-  for (const z of zips) if (z.error !== null) add(z.id, { url: '', error: z.error });
-  if (job.error !== null) add(null, { url: '', error: job.error });
+  const { errors, zips } = jobOutcome({ files: input.failedFiles, zips: input.zips, jobError: job.error, downloadUrl: () => null });
   return {
     delivery_id: input.deliveryId,
     event: input.event,
@@ -64,19 +55,7 @@ export function eventBody(input: {
     url_count: job.urlCount,
     file_count: job.fileCount,
     errors,
-    zips: zips.map((z) => {
-      const zipErrors = byZip.get(z.id);
-      return {
-        id: z.id,
-        sequence: z.sequence,
-        status: z.status,
-        filename: z.filename,
-        file_count: z.fileCount,
-        size: z.status === 'completed' && z.size !== null ? Number(z.size) : null,
-        download_url: null,
-        ...(zipErrors ? { errors: zipErrors } : {}),
-      };
-    }),
+    zips,
     metadata: (job.metadata as Record<string, string> | null) ?? null,
     timestamp: input.now.toISOString(),
     ...(input.download ? { download: input.download } : {}),

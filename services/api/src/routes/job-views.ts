@@ -1,5 +1,5 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
-import { renderZipFilenames, type JobListItemView, type JobView, type ZipEntryView } from '@ap/contract';
+import { jobOutcome, renderZipFilenames, type JobListItemView, type JobView } from '@ap/contract';
 import type { Prisma } from '@ap/db';
 import type { JobFileView } from '@ap/jobs';
 import { iso } from '../http/serialize';
@@ -67,36 +67,11 @@ export function jobListItem(job: ListRow): JobListItemView {
 export function jobFull(job: FullRow, ctx: ViewContext): JobView {
   const multiZip = job.maxZipSizeBytes !== null;
   const downloadable = job.status === 'completed' && job.expiresAt > ctx.now;
-  const errorsByZip = new Map<string, { url: string; error: string }[]>();
-  const errors: { url: string; error: string }[] = [];
-  for (const f of job.files) {
-    if (f.error === null) continue;
-    const entry = { url: f.url, error: f.error };
-    errors.push(entry);
-    if (f.zipId) errorsByZip.set(f.zipId, [...(errorsByZip.get(f.zipId) ?? []), entry]);
-  }
-  // Failures that belong to no URL (e.g. a bin over the plan's archive limit) carry an empty url.
-  for (const z of job.zips) {
-    if (z.error !== null) {
-      const entry = { url: '', error: z.error };
-      errors.push(entry);
-      errorsByZip.set(z.id, [...(errorsByZip.get(z.id) ?? []), entry]);
-    }
-  }
-  if (job.error !== null) errors.push({ url: '', error: job.error });
-
-  const zips = job.zips.map((z): ZipEntryView => {
-    const zipErrors = errorsByZip.get(z.id);
-    return {
-      id: z.id,
-      sequence: z.sequence,
-      status: z.status,
-      filename: z.filename,
-      file_count: z.fileCount,
-      size: z.status === 'completed' ? num(z.size) : null,
-      download_url: downloadable && z.status === 'completed' ? ctx.downloadUrl(z.id, job.expiresAt) : null,
-      ...(zipErrors ? { errors: zipErrors } : {}),
-    };
+  const { errors, zips } = jobOutcome({
+    files: job.files,
+    zips: job.zips,
+    jobError: job.error,
+    downloadUrl: (z) => (downloadable && z.status === 'completed' ? ctx.downloadUrl(z.id, job.expiresAt) : null),
   });
   const first = zips[0];
   return {
