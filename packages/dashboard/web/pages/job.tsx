@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { useApi } from '../context';
-import { ApiFailure, type ErrorEntry, type Job } from '../api';
+import { useApi, useFailure } from '../context';
+import type { ErrorEntry, Job } from '../api';
 import { Alert, Page, StatusBadge, usePoll } from '../components';
 import { formatBytes, formatDate } from '../format';
 import { Link } from '../router';
@@ -25,7 +25,7 @@ function ErrorList(props: { errors?: ErrorEntry[]; label: string }) {
 export function JobPage(props: { id: string }) {
   const api = useApi();
   const [job, setJob] = useState<Job | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, setError, fail } = useFailure();
   const [retryError, setRetryError] = useState<string | null>(null);
   const [fromScratch, setFromScratch] = useState(false);
   const [retrying, setRetrying] = useState(false);
@@ -35,8 +35,7 @@ export function JobPage(props: { id: string }) {
       setJob((await api.getJob(props.id)).job);
       setError(null);
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
-      setError(err instanceof Error ? err.message : String(err));
+      fail(err);
     }
   }
   useEffect(() => {

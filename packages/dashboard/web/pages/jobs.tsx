@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { useApi } from '../context';
-import { ApiFailure, type JobListItem, type PageMeta } from '../api';
+import { useApi, useFailure } from '../context';
+import type { JobListItem, PageMeta } from '../api';
 import { Alert, Page, StatusBadge, usePoll } from '../components';
 import { formatBytes, formatDate } from '../format';
 import { Link, navigate, useRoute } from '../router';
@@ -52,7 +52,7 @@ function JobList({ status }: { status: string }) {
   const cursor = cursors[cursors.length - 1];
   const [jobs, setJobs] = useState<JobListItem[] | null>(null);
   const [meta, setMeta] = useState<PageMeta | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, setError, fail } = useFailure();
 
   async function load() {
     try {
@@ -61,8 +61,7 @@ function JobList({ status }: { status: string }) {
       setMeta(res.meta);
       setError(null);
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
-      setError(err instanceof Error ? err.message : String(err));
+      fail(err);
     }
   }
 

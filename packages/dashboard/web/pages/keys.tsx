@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { useApi } from '../context';
+import { useApi, useFailure } from '../context';
 import { ApiFailure, type ApiKey } from '../api';
 import { Alert, Confirm, FieldError, Page, SecretOnce } from '../components';
 import { fieldErrors, formatDate } from '../format';
@@ -10,7 +10,7 @@ const MASK = 'azk_••••••••••••';
 export function KeysPage() {
   const api = useApi();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, fail } = useFailure();
   const [formErrors, setFormErrors] = useState<Record<string, string[]>>({});
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
@@ -20,8 +20,7 @@ export function KeysPage() {
     try {
       setKeys((await api.listKeys()).api_keys);
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
-      setError(err instanceof Error ? err.message : String(err));
+      fail(err);
     }
   }
   useEffect(() => void load(), []);
@@ -53,8 +52,7 @@ export function KeysPage() {
       setMessage(`Key “${key.name || 'unnamed'}” revoked.`);
       await load();
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
-      setError(err instanceof Error ? err.message : String(err));
+      fail(err);
     }
   }
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { useApi } from '../context';
+import { useApi, useFailure } from '../context';
 import { ApiFailure, WEBHOOK_EVENTS, type Delivery, type PageMeta, type Webhook, type WebhookEvent } from '../api';
 import { Alert, Confirm, FieldError, Page, SecretOnce, StatusBadge } from '../components';
 import { fieldErrors, formatDate } from '../format';
@@ -9,17 +9,12 @@ const DEFAULT_EVENTS: WebhookEvent[] = ['job.completed', 'job.failed'];
 export function WebhooksPage() {
   const api = useApi();
   const [hooks, setHooks] = useState<Webhook[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, fail } = useFailure();
   const [formErrors, setFormErrors] = useState<Record<string, string[]>>({});
   const [secret, setSecret] = useState<{ url: string; secret: string; rotated: boolean } | null>(null);
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
-
-  const fail = (err: unknown) => {
-    if (err instanceof ApiFailure && err.status === 401) return;
-    setError(err instanceof Error ? err.message : String(err));
-  };
 
   async function load() {
     try {
@@ -154,7 +149,7 @@ function Deliveries(props: { webhookId: string }) {
   const api = useApi();
   const [items, setItems] = useState<Delivery[]>([]);
   const [meta, setMeta] = useState<PageMeta | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, fail } = useFailure();
 
   async function load(cursor?: string) {
     try {
@@ -162,8 +157,7 @@ function Deliveries(props: { webhookId: string }) {
       setItems((current) => (cursor ? [...current, ...res.deliveries] : res.deliveries));
       setMeta(res.meta);
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
-      setError(err instanceof Error ? err.message : String(err));
+      fail(err);
     }
   }
   useEffect(() => void load(), [props.webhookId]);
