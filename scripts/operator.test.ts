@@ -96,6 +96,21 @@ const alive = (pid: number) => {
   }
 };
 
+describe('pnpm smoke', () => {
+  it('takes the key as --api-key (decisions.md) or from ARCHIVE_API_KEY, says why a stack does not answer, and exits 2 without a key', async () => {
+    const smoke = (args: string[], env: NodeJS.ProcessEnv) => spawnSync('pnpm', ['smoke', ...args], { cwd: root, env: { ...process.env, ARCHIVE_API_KEY: '', ...env }, encoding: 'utf8' });
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const nowhere = ['--base-url', closed, '--timeout', '5'];
+    for (const out of [smoke([...nowhere, '--api-key', 'azk_flag'], {}), smoke(nowhere, { ARCHIVE_API_KEY: 'azk_env' })]) {
+      expect(out.status).toBe(1);
+      expect(out.stdout).toContain(`FAIL health: GET ${closed}/readyz got no answer: ECONNREFUSED`);
+    }
+    const keyless = smoke(nowhere, {});
+    expect(keyless.status).toBe(2);
+    expect(keyless.stderr).toContain('usage: ARCHIVE_API_KEY=KEY pnpm smoke --base-url URL');
+  }, 60_000);
+});
+
 describe('pnpm start', () => {
   it('Ctrl-C drains: a download in flight finishes, nothing new is accepted, exit 0; a second Ctrl-C kills at once', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ap-start-'));

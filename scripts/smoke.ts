@@ -101,8 +101,17 @@ function check(condition: unknown, what: string): asserts condition {
   if (!condition) throw new SmokeFailure(what);
 }
 
+/** fetch, whose own error says only "fetch failed": the reason is its cause. */
+function reach(url: string, init: RequestInit): Promise<Response> {
+  return fetch(url, init).catch((err: Error & { cause?: { code?: string; message?: string } }) => {
+    // A download URL's token is a credential: never printed.
+    const shown = url.split('?')[0]!.replace(/\/download\/[^/]+/, '/download/…');
+    throw new SmokeFailure(`${init.method ?? 'GET'} ${shown} got no answer: ${err.cause?.code ?? err.cause?.message ?? err.message}`);
+  });
+}
+
 async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(base + path, {
+  const res = await reach(base + path, {
     method,
     headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -135,7 +144,7 @@ async function waitForJob(base: string, key: string, jobId: string, timeoutMs: n
 }
 
 async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: Buffer }> {
-  const res = await fetch(url, { headers });
+  const res = await reach(url, { headers });
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }
 
