@@ -101,6 +101,8 @@ export class PartCutter extends Duplex {
   private readonly out = new Map<ArrayBufferLike, Buffer>();
   /** The rest of a write that found no free buffer. */
   private blocked: (() => void) | null = null;
+  /** Written chunks to free at the next tick (`freeSoon`). */
+  private readonly toFree: Buffer[] = [];
 
   constructor(
     readonly partSize: number,
@@ -173,8 +175,18 @@ export class PartCutter extends Duplex {
         this.push(full);
       }
     }
-    if (this.options.freeWrittenChunks) freeChunk(chunk);
+    if (this.options.freeWrittenChunks) this.freeSoon(chunk);
     callback();
+  }
+
+  /**
+   * Frees a written chunk once the current call stack is done: a chunk is often written from
+   * within its source's 'data' event (a pipe in flowing mode), whose later listeners still
+   * read it (the packer counts each body's bytes that way).
+   */
+  private freeSoon(chunk: Buffer): void {
+    this.toFree.push(chunk);
+    if (this.toFree.length === 1) process.nextTick(() => this.toFree.splice(0).forEach(freeChunk));
   }
 
   private giveBack(buffer: Buffer): void {
