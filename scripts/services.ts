@@ -26,9 +26,12 @@ export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
   // GC frees it, then starts a full mark-compact every ~70 ms for as long as the packer packs
   // (CPU per byte x1.6). Not V8's memory-saving mode (--optimize-for-size) either: it keeps an
   // incremental marking going whenever the heap nears its limit, doubling the CPU per byte; the
-  // upload's reused part buffers (@ap/storage) removed the garbage it was there for.
-  // docs/decisions.md "Operations" has the figures.
-  packer: ['--liftoff-only', '--max-semi-space-size=1', '--no-memory-reducer'],
+  // upload's reused part buffers (@ap/storage) removed the garbage it was there for. The old
+  // generation grows by half its live size between full GCs, not about twice: a bin of many
+  // small files promotes every request's objects (alive across a round trip), and V8's default
+  // let that garbage reach ~70 MiB (peaks of 202-233 MiB on 2,000 files, 181-191 MiB with it).
+  // docs/decisions.md "Operations" and "Fetching ahead" have the figures.
+  packer: ['--liftoff-only', '--max-semi-space-size=1', '--no-memory-reducer', '--heap-growing-percent=50'],
 };
 
 /**

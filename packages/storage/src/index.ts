@@ -13,7 +13,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { PartCutter, releasePart } from './parts';
+import { PartCutter, partBuffers, releasePart } from './parts';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 
@@ -61,6 +61,12 @@ export interface UploadOptions {
   partSize?: number;
   signal?: AbortSignal;
   multipart?: MultipartHooks;
+  /**
+   * The body's chunks are not used again once read: each one's memory is freed as soon as it
+   * is copied into a part (`freeChunk`), so the bytes of a long-buffered source do not wait for
+   * a full GC. The chunks read as empty afterwards.
+   */
+  freeReadChunks?: boolean;
 }
 
 export interface ResumeOptions {
@@ -132,6 +138,9 @@ const PARTS_IN_FLIGHT = 2;
  */
 const PART_BUFFERS = 2;
 
+/** Memory an upload of this part size holds in part buffers, at most (`upload`, `resumeUpload`). */
+export const partBufferBytes = (partSize: number): number => PART_BUFFERS * partSize;
+
 export function createObjectStore(config: StorageConfig): ObjectStore {
   const client = createS3Client(config);
   const Bucket = config.bucket;
@@ -159,7 +168,7 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       await client.send(new HeadBucketCommand({ Bucket }));
     },
     async upload(key, body, options = {}) {
-      const parts = new PartCutter(options.partSize ?? MIN_PART_SIZE, PART_BUFFERS);
+      const parts = new PartCutter(options.partSize ?? MIN_PART_SIZE, PART_BUFFERS, partBuffers, { freeWrittenChunks: options.freeReadChunks });
       const upload = new Upload({
         client,
         params: { Bucket, Key: key, Body: parts, ContentType: options.contentType ?? 'application/octet-stream' },

@@ -61,6 +61,33 @@ export function releasePart(body: unknown): void {
   owners.get(body.buffer)?.release(body.buffer);
 }
 
+export interface PartCutterOptions {
+  /**
+   * The writer does not use a chunk again once it is written: its memory is freed as soon as
+   * it has been copied into a part (see `freeChunk`).
+   */
+  freeWrittenChunks?: boolean;
+}
+
+/**
+ * Frees a chunk's memory now instead of at the next full GC, when the chunk is the whole of
+ * its ArrayBuffer (never a slice of a shared one, such as Node's small-buffer pool): moving the
+ * memory to a clone that is dropped at once detaches the chunk (it reads as empty afterwards),
+ * and the clone, a young object, gives the memory back at the next scavenge. Why: a body read
+ * ahead waits in its stream's buffer long enough for its chunks to be promoted to V8's old
+ * generation, and once written they stay allocated until a full GC, which V8 starts only when
+ * about 64 MiB of such memory has built up (docs/decisions.md "Fetching ahead").
+ */
+export function freeChunk(chunk: Buffer): void {
+  const memory = chunk.buffer;
+  if (chunk.byteOffset !== 0 || chunk.byteLength !== memory.byteLength || !(memory instanceof ArrayBuffer) || memory.byteLength === 0) return;
+  try {
+    structuredClone(memory, { transfer: [memory] });
+  } catch {
+    // Not transferable (an ArrayBuffer Node marked so): left to the GC as before.
+  }
+}
+
 /**
  * Bytes in, parts out: a Duplex whose writable side takes the object's bytes and whose
  * readable side yields each part (a Buffer of exactly `partSize`, the last one shorter) once
@@ -74,11 +101,14 @@ export class PartCutter extends Duplex {
   private readonly out = new Map<ArrayBufferLike, Buffer>();
   /** The rest of a write that found no free buffer. */
   private blocked: (() => void) | null = null;
+  /** Written chunks to free at the next tick (`freeSoon`). */
+  private readonly toFree: Buffer[] = [];
 
   constructor(
     readonly partSize: number,
     private readonly buffers: number,
     private readonly pool: PartBufferPool = partBuffers,
+    private readonly options: PartCutterOptions = {},
   ) {
     super({ readableObjectMode: true, allowHalfOpen: true });
     if (buffers < 2) throw new RangeError('a part cutter needs at least two buffers (one filling, one out)');
@@ -145,7 +175,18 @@ export class PartCutter extends Duplex {
         this.push(full);
       }
     }
+    if (this.options.freeWrittenChunks) this.freeSoon(chunk);
     callback();
+  }
+
+  /**
+   * Frees a written chunk once the current call stack is done: a chunk is often written from
+   * within its source's 'data' event (a pipe in flowing mode), whose later listeners still
+   * read it (the packer counts each body's bytes that way).
+   */
+  private freeSoon(chunk: Buffer): void {
+    this.toFree.push(chunk);
+    if (this.toFree.length === 1) process.nextTick(() => this.toFree.splice(0).forEach(freeChunk));
   }
 
   private giveBack(buffer: Buffer): void {

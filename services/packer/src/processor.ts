@@ -6,7 +6,7 @@ import { PLANS } from '@ap/contract';
 import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
-import { partSizeFor, type ObjectInfo } from '@ap/storage';
+import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
 import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 
@@ -105,19 +105,20 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   const key = objectKeyFor(job.id, zip.id);
   const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
   const plan = uploadPlan(split, files, job.createdAt, partSize);
+  const fetchBudget = bodyBudgetBesideParts(ctx.config.FETCH_BUDGET_BYTES, partSize);
 
   try {
     let packed: PackedBin | null = null;
     if (plan && zip.uploadId && zip.uploadLayout === plan.id) {
       const bin = { zipId: zip.id, jobId: job.id, key, uploadId: zip.uploadId, mtime: job.createdAt, archiveLimit };
-      const resumed = await resumeUpload(ctx, bin, files, plan, abort.signal);
+      const resumed = await resumeUpload({ ...ctx, config: { ...ctx.config, FETCH_BUDGET_BYTES: fetchBudget } }, bin, files, plan, abort.signal);
       if (resumed) packed = { object: resumed.object, urlErrors: [], packaged: resumed.entries };
     }
     if (!packed) {
       // An upload left by a worker that may still be running (a duplicate delivery) is only
       // forgotten; the bucket's lifecycle rule removes abandoned parts.
       await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, key, job, files, archiveLimit, partSize, plan }, abort);
+      packed = await packFromStart(ctx, { zipId: zip.id, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
     }
     const { object, packaged, urlErrors } = packed;
 
@@ -145,6 +146,16 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   }
 }
 
+/**
+ * Bytes of bodies a bin may fetch ahead. The fetch budget is the memory of the archive being
+ * written (spec "Fetching many files"): the upload's part buffers are in it, the bodies get the
+ * rest, but never less than a quarter of it (parts of 52 MiB, for a 500 GB archive, would
+ * otherwise leave nothing). With the defaults: 64 MiB - 2 x 8 or 10 MiB parts = 48 or 44 MiB.
+ */
+export function bodyBudgetBesideParts(fetchBudget: number, partSize: number): number {
+  return Math.max(fetchBudget - partBufferBytes(partSize), Math.floor(fetchBudget / 4));
+}
+
 interface PackedBin {
   object: ObjectInfo;
   packaged: ArchiveResult['packaged'];
@@ -154,7 +165,7 @@ interface PackedBin {
 /** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
 async function packFromStart(
   ctx: ServiceContext,
-  bin: { zipId: string; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null },
+  bin: { zipId: string; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
   abort: AbortController,
 ): Promise<PackedBin> {
   const { db, fetcher, store, log } = ctx;
@@ -172,6 +183,9 @@ async function packFromStart(
     partSize: bin.partSize,
     signal: abort.signal,
     multipart: recorder,
+    // Nothing uses the archive's chunks once they are in a part: the bodies fetched ahead
+    // leave the packer's memory as they are uploaded, not at V8's next full GC.
+    freeReadChunks: true,
   });
   // An upload that fails stops the fetches at once (instead of waiting on a stalled pipe).
   uploaded.catch((err: unknown) => abort.abort(err));
@@ -183,7 +197,7 @@ async function packFromStart(
       archiveLimit: bin.archiveLimit,
       signal: abort.signal,
       observer: recorder,
-      fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES },
+      fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: bin.fetchBudget },
       // The entry's bytes are already in the archive: the bin must start over. With
       // fail_on_url_error false the URL is recorded as failed first, so the next attempt skips it.
       onBrokenBody: async (file, error) => {
