@@ -1,11 +1,13 @@
 // Stream-mode bench. Prints three figures; the API and preparer run as their own processes
 // against this run's database, Redis and the loopback origin (also its own process):
-//   (a) throughput: a stream ZIP downloaded through GET /download, over a plain proxy (its own
-//       process, same fetcher) sending the same origin bytes without a ZIP (FILES x FILE_MIB)
+//   (a) throughput: a stream ZIP downloaded through GET /download, over the faster of two plain
+//       proxies (each its own process) sending the same origin bytes without a ZIP: one with
+//       Node's own fetch, one with the API's fetcher; 16 x 64 MiB and 64 x 16 MiB (SIZES)
 //   (b) resume: a stream ZIP of one RESUME_GIB file cut at 90%, then resumed with Range +
 //       If-Range: origin bytes fetched for the resume over the bytes remaining
 //   (c) the API's peak RSS with CONCURRENT downloads of a stream ZIP at once (RSS_FILES x FILE_MIB)
-//   pnpm bench:stream   (FILES=16 FILE_MIB=64 RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
+//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=5, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,22 +15,26 @@ import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { freePort } from '../scripts/embedded';
-import { firstLine, ms, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, firstLine, ms, pct, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
 
 const MiB = 1024 * 1024;
-const FILES = Number(process.env.FILES ?? 16);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 64) * MiB;
+/** (a)'s sizes, `<files>x<MiB>` comma-separated; FILES and FILE_MIB make it one size. */
+const SIZES = (process.env.FILES || process.env.FILE_MIB ? `${process.env.FILES ?? 16}x${FILE_BYTES / MiB}` : (process.env.SIZES ?? '16x64,64x16'))
+  .split(',')
+  .map((s) => s.split('x').map(Number))
+  .map(([files, mib]) => ({ files: files!, fileBytes: mib! * MiB }));
 const RESUME_BYTES = Math.round(Number(process.env.RESUME_GIB ?? 2) * 1024 * MiB);
 const CONCURRENT = Number(process.env.CONCURRENT ?? 50);
 const RSS_FILES = Number(process.env.RSS_FILES ?? 4);
 const ONLY = process.env.ONLY;
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
 
 const origin = await startOrigin();
 const bench = await startBenchEnv();
 const config = loadConfig();
-const children: { kill(): unknown }[] = [origin.child];
+const children: ChildProcess[] = [origin.child];
 const db = createDb(config.DATABASE_URL);
 
 /** Reads a URL to the end into nothing; resolves with the byte count. */
@@ -67,11 +73,14 @@ try {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl };
-  const api = await startService('api', serviceEnv);
+  // PROFILE=<dir>: the API writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
+  const api = await startService('api', serviceEnv, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
   const preparer = await startService('preparer', serviceEnv);
   const proxy = spawnTs('bench/lib/proxy-server.ts', [], { ...process.env, ORIGIN_URL: origin.url });
-  children.push(api, preparer, proxy);
+  const fetchProxy = spawnTs('bench/lib/fetch-proxy-server.ts', [], { ...process.env, ORIGIN_URL: origin.url });
+  children.push(api, preparer, proxy, fetchProxy);
   const proxyUrl = (await firstLine<{ url: string }>(proxy)).url;
+  const fetchProxyUrl = (await firstLine<{ url: string }>(fetchProxy)).url;
   const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}@example.test`, plan: 'scale', overage: true });
   for (let i = 0; i < 100; i++) {
     if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
@@ -97,25 +106,48 @@ try {
 
   // (a) throughput ------------------------------------------------------------------------
   if (!ONLY || ONLY === 'a') {
-    const zip = await streamZip(Array.from({ length: FILES }, (_, i) => `${origin.url}/blob/${FILE_BYTES}/${i}/f${i}.bin`));
-    const proxyTimes: number[] = [];
-    const streamTimes: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      let t0 = process.hrtime.bigint();
-      const p = await drain(`${proxyUrl}/concat/${FILE_BYTES}/${FILES}/0`);
-      if (p.bytes !== FILE_BYTES * FILES) throw new Error(`proxy sent ${p.bytes}`);
-      proxyTimes.push(ms(t0));
-      t0 = process.hrtime.bigint();
-      const s = await drain(zip.download_url);
-      if (s.bytes !== zip.size) throw new Error(`stream download sent ${s.bytes} of ${zip.size}`);
-      streamTimes.push(ms(t0));
+    const median = (xs: number[]) => pct(xs, 50);
+    for (const { files, fileBytes } of SIZES) {
+      const total = files * fileBytes;
+      const zip = await streamZip(Array.from({ length: files }, (_, i) => `${origin.url}/blob/${fileBytes}/${i}/f${i}.bin`));
+      // The first download learns the CRC-32s (hashing every body); the rounds are later downloads.
+      const t1 = process.hrtime.bigint();
+      await drain(zip.download_url);
+      const firstMs = ms(t1);
+      const sides = [
+        { name: 'plain fetch proxy', url: `${fetchProxyUrl}/concat/${fileBytes}/${files}/0`, bytes: total, pid: fetchProxy.pid! },
+        { name: 'fetcher proxy', url: `${proxyUrl}/concat/${fileBytes}/${files}/0`, bytes: total, pid: proxy.pid! },
+        { name: 'stream ZIP download', url: zip.download_url, bytes: zip.size, pid: api.pid! },
+      ];
+      const times = sides.map(() => [] as number[]);
+      const cpu = sides.map(() => [] as number[]);
+      const originCpu = sides.map(() => [] as number[]);
+      for (let r = 0; r < ROUNDS; r++) {
+        // Each round runs the three in a rotated order, so none always goes first.
+        for (let k = 0; k < sides.length; k++) {
+          const i = (r + k) % sides.length;
+          const side = sides[i]!;
+          const cpu0 = [cpuSeconds(side.pid), cpuSeconds(origin.child.pid!)];
+          const t0 = process.hrtime.bigint();
+          const got = await drain(side.url);
+          if (got.bytes !== side.bytes) throw new Error(`${side.name} sent ${got.bytes} of ${side.bytes}`);
+          times[i]!.push(ms(t0));
+          const gib = side.bytes / 1024 ** 3;
+          cpu[i]!.push((cpuSeconds(side.pid) - cpu0[0]!) / gib);
+          originCpu[i]!.push((cpuSeconds(origin.child.pid!) - cpu0[1]!) / gib);
+        }
+      }
+      // The baseline is the faster of the two proxies (by median); the ratio is the median of the rounds' ratios.
+      const faster = median(times[0]!) <= median(times[1]!) ? 0 : 1;
+      const ratios = times[2]!.map((t, r) => (sides[2]!.bytes / t) / (total / times[faster]![r]!));
+      console.log(`(a) throughput, ${files} x ${fileBytes / MiB} MiB, median of ${ROUNDS} rounds (CPU per GiB of the process that sends, and of the origin):`);
+      sides.forEach((side, i) =>
+        console.log(`    ${side.name.padEnd(20)} ${MBps(side.bytes, median(times[i]!))}  (${median(times[i]!).toFixed(0)} ms; CPU ${median(cpu[i]!).toFixed(2)} s/GiB, origin's ${median(originCpu[i]!).toFixed(2)})`),
+      );
+      console.log(`    first download (CRCs learned) ${MBps(zip.size, firstMs)}`);
+      console.log(`    per round ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
+      console.log(`    ratio ${median(ratios).toFixed(2)} against the ${sides[faster]!.name}  (target >= 0.90)`);
     }
-    const proxyBest = Math.min(...proxyTimes);
-    const streamBest = Math.min(...streamTimes);
-    console.log(`(a) throughput, ${FILES} x ${FILE_BYTES / MiB} MiB, best of ${ROUNDS}:`);
-    console.log(`    plain proxy          ${MBps(FILES * FILE_BYTES, proxyBest)}  (${proxyBest.toFixed(0)} ms)`);
-    console.log(`    stream ZIP download  ${MBps(zip.size, streamBest)}  (${streamBest.toFixed(0)} ms)`);
-    console.log(`    ratio ${(proxyBest / streamBest).toFixed(2)}  (target >= 0.90)`);
   }
 
   // (b) resume ------------------------------------------------------------------------------
@@ -152,7 +184,8 @@ try {
     console.log(`    plain proxy, ${CONCURRENT} concurrent of the same bytes: peak RSS ${peakRssMiB(proxy.pid!).toFixed(0)} MiB (before ${proxyBefore.toFixed(0)} MiB)`);
   }
 } finally {
-  for (const c of children) c.kill();
+  // Each stops on SIGTERM; waited for, so that a profile is written.
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill())))));
   await db.$disconnect();
   await bench.close();
 }

@@ -1,13 +1,13 @@
 // Scratch surroundings for a bench: its own database (migrated, dropped at the end), its own
 // Redis prefix, s3rver in a child process, and helpers to run the real services as processes.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
 import { EMBEDDED_S3_CREDENTIALS } from '../../scripts/embedded';
-import { buildServices, spawnService, type ServiceName } from '../../scripts/services';
+import { buildServices, SERVICE_ENV, serviceArgs, spawnService, type ServiceName } from '../../scripts/services';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -23,11 +23,16 @@ export function spawnTs(entry: string, args: string[] = [], env: NodeJS.ProcessE
 
 let built: Promise<void> | undefined;
 
-/** Starts one of the real services as deployed: its bundle, flags and environment (scripts/services.ts). */
-export async function startService(name: ServiceName, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+/**
+ * Starts one of the real services as deployed: its bundle, flags and environment
+ * (scripts/services.ts); `extraFlags` (such as --cpu-prof, which NODE_OPTIONS refuses) go first.
+ */
+export async function startService(name: ServiceName, env: NodeJS.ProcessEnv, extraFlags: string[] = []): Promise<ChildProcess> {
   await (built ??= buildServices());
   // Their logs are silenced (LOG_LEVEL); warnings still show on stderr.
-  return spawnService(name, env, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const stdio: SpawnOptions['stdio'] = ['ignore', 'ignore', 'inherit'];
+  if (extraFlags.length === 0) return spawnService(name, env, { stdio });
+  return spawn(process.execPath, [...extraFlags, ...serviceArgs(name)], { stdio, cwd: ROOT, env: { ...env, ...SERVICE_ENV } });
 }
 
 /** The first JSON line a child prints on stdout. */

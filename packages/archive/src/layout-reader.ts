@@ -3,7 +3,7 @@
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
 import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
-import { crc32, crcsNeededUpfront, crcStart, planCrc, renderSegment, type CrcCheckpoint, type SegmentSlice, type ZipLayout } from '@ap/zip';
+import { crc32, planSlices, renderSegment, type CrcCheckpoint, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/jobs';
 import type { CrcStore } from './crc-store';
@@ -54,11 +54,15 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
   return { inputs, crcs };
 }
 
+type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
+
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
   /** The bodies of the data slices, fetched ahead in order (FetchAhead). */
   private ahead: FetchAhead<DataSource> | null = null;
-  private first: { slice: SegmentSlice; source: DataSource } | null = null;
+  private first: { piece: BodyPiece; source: DataSource } | null = null;
+  /** The plan of the slices asked for (packages/zip `planSlices`), made once per reader. */
+  private planned: { slices: readonly SegmentSlice[]; plan: RangePlan } | null = null;
 
   constructor(
     private readonly fetcher: Fetcher,
@@ -72,24 +76,28 @@ export class LayoutReader {
   ) {}
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
-    for (const entry of crcsNeededUpfront(this.layout, slices, (e) => this.crcs.has(e))) {
-      const input = this.inputs[entry]!;
-      const crc = await this.crcOfRange(input, crcStart(input.size, input.checkpoint), input.size);
-      this.learn(entry, crc);
-    }
-    const ahead = this.aheadFor(slices);
-    const slice = slices.find((s) => s.segment.kind === 'data');
-    if (slice) this.first = { slice, source: await ahead.take(0) };
+    const plan = this.planOf(slices);
+    for (const { entry, from } of plan.upfront) this.learn(entry, await this.crcOfRange(this.inputs[entry]!, from, this.inputs[entry]!.size));
+    const ahead = this.aheadFor(plan);
+    const piece = plan.pieces.find((p) => p.kind === 'body');
+    if (piece) this.first = { piece, source: await ahead.take(0) };
   }
 
-  /** The scheduler over these slices' bodies: one per reader (prepare and bytes share it). */
-  private aheadFor(slices: SegmentSlice[]): FetchAhead<DataSource> {
+  /** What the slices are made of and how each body's CRC is learned; `prepare` and `bytes` share it. */
+  private planOf(slices: readonly SegmentSlice[]): RangePlan {
+    if (this.planned?.slices === slices) return this.planned.plan;
+    const plan = planSlices(this.layout, slices, { has: (e) => this.crcs.has(e), checkpoint: (e) => this.inputs[e]!.checkpoint });
+    this.planned = { slices, plan };
+    return plan;
+  }
+
+  /** The scheduler over the plan's bodies: one per reader (prepare and bytes share it). */
+  private aheadFor(plan: RangePlan): FetchAhead<DataSource> {
     if (this.ahead) return this.ahead;
     // Every request in flight listens on the signal: more than Node's default 10 at once is normal here.
     setMaxListeners(0, this.signal);
-    const dataSlices = slices.filter((s) => s.segment.kind === 'data');
     this.ahead = new FetchAhead(
-      dataSlices.map((slice) => ({ size: slice.length, open: () => this.openSource(slice) })),
+      plan.pieces.filter((p) => p.kind === 'body').map((piece) => ({ size: piece.to - piece.from, open: () => this.openSource(piece) })),
       (source) => source.stream,
       this.opts.fetchAhead,
     );
@@ -113,19 +121,21 @@ export class LayoutReader {
       return out;
     };
     // Bodies are fetched ahead (several at once, within the memory budget) and read in order.
-    const ahead = this.aheadFor(slices);
+    const plan = this.planOf(slices);
+    const ahead = this.aheadFor(plan);
     let current = -1;
     try {
-      for (const slice of slices) {
-        if (slice.segment.kind !== 'data') {
-          const bytes = renderSegment(this.layout, slice.segment, (e) => this.crcOf(e));
-          batch.push(slice.from === 0 && slice.length === bytes.length ? bytes : bytes.subarray(slice.from, slice.from + slice.length));
-          batched += slice.length;
+      for (const piece of plan.pieces) {
+        if (piece.kind === 'record') {
+          const { segment, from, length } = piece.slice;
+          const bytes = renderSegment(this.layout, segment, (e) => this.crcOf(e));
+          batch.push(from === 0 && length === bytes.length ? bytes : bytes.subarray(from, from + length));
+          batched += length;
           if (batched >= BATCH_BYTES) yield take();
           continue;
         }
         current++;
-        const source = current === 0 && this.first?.slice === slice ? this.first.source : await ahead.take(current);
+        const source = current === 0 && this.first?.piece === piece ? this.first.source : await ahead.take(current);
         try {
           for await (const chunk of source.read()) {
             if (chunk.length < SMALL_CHUNK) {
@@ -202,17 +212,11 @@ export class LayoutReader {
     return crc;
   }
 
-  private async openSource(slice: SegmentSlice): Promise<DataSource> {
-    const entry = slice.segment.kind === 'data' ? slice.segment.entry : -1;
+  private async openSource(piece: BodyPiece): Promise<DataSource> {
+    const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
-    const from = slice.from;
-    const to = slice.from + slice.length;
-    let tracked: CrcCheckpoint | null = null;
-    if (!this.crcs.has(entry)) {
-      const plan = planCrc(from, to, input.size, input.checkpoint);
-      if (plan.kind === 'track') tracked = plan.state;
-      else if (plan.kind === 'prefix') tracked = { length: from, crc: await this.crcOfRange(input, plan.state, from) };
-    }
+    // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
+    const tracked = crc === null ? null : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
     const opened = await this.open(input, from, to);
     return new DataSource(this, entry, input, opened, from, to, tracked);
   }

@@ -2,7 +2,6 @@
 // while it is sent, from the layout computed at prepare time. Any byte range is served by
 // fetching only the input bytes inside it plus the CRC-32s the headers in it need.
 import type { Request, Response } from 'express';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
@@ -10,7 +9,7 @@ import { findFetchError, type Fetcher } from '@ap/fetch';
 import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
-import { BATCH_BYTES, CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
+import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
@@ -79,18 +78,21 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       throw upstreamError(err);
     }
     let sent = 0;
-    const counted = async function* () {
+    let closed = false;
+    res.once('close', () => (closed = true));
+    try {
+      // Written straight to the response, waiting for 'drain' when it is full: no stream
+      // between the reader and the socket (bench:stream (a), docs/decisions.md "Stream mode").
       for await (const chunk of reader.bytes(slices)) {
+        if (closed || res.destroyed) break;
         sent += chunk.length;
         metrics.streamBytesSentTotal.inc(chunk.length);
-        yield chunk;
+        if (!res.write(chunk)) await drained(res);
       }
-    };
-    const body = Readable.from(counted(), { objectMode: false, highWaterMark: BATCH_BYTES });
-    try {
-      await pipeline(body, res);
+      if (!closed) res.end();
     } catch (err) {
-      // pipeline has destroyed the response: the client sees a truncated transfer.
+      // The client sees a truncated transfer.
+      res.destroy();
       if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId }, 'stream download failed');
     } finally {
       await reader.close();
@@ -141,6 +143,17 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       await recordUsage(deps.db, ctx, sent);
     }
   }
+}
+
+/** Resolves when the response can take more, or has closed. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
 
 function clientLeft(err: unknown): boolean {
