@@ -87,6 +87,8 @@ export class BodyStream extends Readable {
   /** True once every byte came from the origin (the connection is free). */
   fetched = false;
 
+  /** Called with the size of every chunk that arrives from the origin (the service's byte count). */
+  onOriginBytes: ((bytes: number) => void) | null = null;
   /** Called whenever bytes were buffered (the scheduler's measurement). */
   onBuffered: (() => void) | null = null;
 
@@ -186,6 +188,7 @@ export class BodyStream extends Readable {
         segment.stream = stream;
         stream.on('data', (chunk: Buffer) => {
           if (segment.discarded) return;
+          this.onOriginBytes?.(chunk.length);
           segment.chunks.push(chunk);
           segment.held += chunk.length;
           this.onBuffered?.();
@@ -341,6 +344,7 @@ export class BodyStream extends Readable {
     // on the next tick of a destroyed stream; readable streams re-emit nothing, so check it.
     source.on('data', (chunk: Buffer) => {
       if (source !== this.source) return;
+      this.onOriginBytes?.(chunk.length);
       if (this.opts.size !== null && this.received + chunk.length > this.opts.size) {
         this.received += chunk.length;
         return this.fail(new FetchError('length', `body longer than ${this.opts.lengthName} (more than ${this.opts.size} bytes)`, { retryable: false }));
@@ -357,7 +361,7 @@ export class BodyStream extends Readable {
       if (source !== this.source) return;
       this.clearHold();
       if (this.opts.size !== null && this.received < this.sourceEnd) return this.cut(shortBodyError(this.received, this.opts.size, this.opts.lengthName));
-      if (this.received < this.mainStop) {
+      if (this.opts.size !== null && this.received < this.mainStop) {
         // A continuation asked before the segments were given up: the rest, uncharged.
         this.source = null;
         return this.reopen(false);

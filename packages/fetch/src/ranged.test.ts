@@ -292,6 +292,30 @@ describe('ranged mode', () => {
 });
 
 describe('ranged mode stays off', () => {
+  it('for a body of unknown length (chunked), which cannot be split', async () => {
+    const file = bytes(12 * SLICE + 1, 77);
+    const o = await startOrigin((_req, res) => {
+      res.writeHead(200, { etag: '"u"', 'accept-ranges': 'bytes' });
+      let at = 0;
+      const send = () => {
+        if (res.destroyed) return;
+        const piece = file.subarray(at, at + 16 * KiB);
+        at += piece.length;
+        if (at >= file.length) return void res.end(piece);
+        res.write(piece);
+        setTimeout(send, 4);
+      };
+      send();
+    });
+    origins.push(o);
+    const ahead = aheadOver(fetcher(), o.base, [file], { concurrency: CONCURRENCY, budgetBytes: BUDGET }, 'unknown');
+    const { bytes: got, error } = await readBody(ahead, (await ahead.take(0)).stream, BUDGET);
+    expect(error).toBeNull();
+    expect(got.equals(file)).toBe(true);
+    expect(o.requests).toHaveLength(1);
+    ahead.close();
+  });
+
   it('when bodies arrive faster than they are read', async () => {
     const files = Array.from({ length: 3 }, (_, i) => bytes(16 * SLICE, 20 + i));
     const o = await pacedOrigin(files, { pieceMs: null, etag: true });
