@@ -381,6 +381,10 @@ export class BodyStream extends Readable {
     if (this.sourcePaused) return;
     this.sourcePaused = true;
     source.pause();
+    // Read slower than it arrives: a later wait is measured afresh.
+    this.starvedSeen = false;
+    this.waitedMs = 0;
+    this.waitedBytes = 0;
     this.emit('held');
     // Held back this long: let the connection go before a timeout (ours or the origin's) does.
     if (this.opts.resume && this.opts.size !== null) {
