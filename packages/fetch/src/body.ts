@@ -294,7 +294,6 @@ export class BodyStream extends Readable {
 
   private finish(): void {
     this.fetched = true;
-    this.emit('fetched');
     this.noteRequests();
     this.push(null);
   }
