@@ -12,6 +12,15 @@
  * from a distant origin costs about (files / concurrency) round trips instead of one per file,
  * and the bytes handed out are exactly the bodies, in order.
  *
+ * Ranged mode: when the consumer has waited on the body it reads (its bytes arrive slower than
+ * it reads them: a distant or capped origin, not loopback), the archive is taken as
+ * bandwidth-bound, and connections go first to the current or next body, if it is large and its
+ * origin serves ranges: its bytes not yet asked for are fetched as slice-sized segments on
+ * connections of their own (BodyStream.addSegment), each reserved from the budget until handed
+ * on. Bodies opened further ahead let their connection go (and the budget they have not filled)
+ * for it, to be continued by range when read. A body read as fast as it arrives (its read-ahead
+ * fills) ends the bandwidth-bound state.
+ *
  * The scheduler does not fetch by itself: each item says how its body is opened (the fetcher's
  * openBody, with whatever validators, ranges and retries the caller uses), so the packer's
  * archive writer and stream downloads share it with their own rules.
@@ -48,10 +57,12 @@ const MAX_BODIES_AHEAD = 1024;
 
 interface Slot<T> {
   reserved: number;
+  /** Reserved for the body's segments not yet handed on. */
+  segmentsReserved: number;
   opening: Promise<T>;
   body: Readable | null;
-  /** Holds a connection (opening, or reading its body from the origin). */
-  busy: boolean;
+  /** Connections held (opening, reading its body from the origin, its segments). */
+  connections: number;
   /** Handed to the consumer. */
   taken: boolean;
   /** The reservation was given back. */
@@ -65,11 +76,16 @@ export class FetchAhead<T> {
   peakBufferedBytes = 0;
   private readonly slice: number;
   private readonly slots = new Map<number, Slot<T>>();
+  /** Slots whose reservation is held (also once handed out), in archive order. */
+  private readonly held = new Map<number, Slot<T>>();
   private nextOpen = 0;
   private nextTake = 0;
   private busy = 0;
   private reserved = 0;
   private closed = false;
+  /** The consumer waits on the network: large bodies are worth fetching as several ranges. */
+  private bandwidthBound = false;
+  private pumpQueued = false;
   /** Bodies opened whose reservation is still held. */
   private readonly live = new Set<Readable>();
 
@@ -92,7 +108,7 @@ export class FetchAhead<T> {
   /** Body bytes sitting in buffers now, not yet consumed. */
   bufferedBytes(): number {
     let sum = 0;
-    for (const body of this.live) sum += body.readableLength;
+    for (const body of this.live) sum += body instanceof BodyStream ? body.heldBytes : body.readableLength;
     return sum;
   }
 
@@ -131,6 +147,7 @@ export class FetchAhead<T> {
   }
 
   private pump(): void {
+    this.offerSegments();
     while (!this.closed && this.nextOpen < this.items.length && this.busy < this.concurrency) {
       const index = this.nextOpen;
       if (this.slots.has(index)) {
@@ -145,23 +162,99 @@ export class FetchAhead<T> {
     }
   }
 
+  /** Pumps once the current event is over (called from within a body's own state changes). */
+  private pumpSoon(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
+  /**
+   * Bandwidth-bound: the first live body (the one being read, else the next) and then the one
+   * after it get segments of their bytes not yet asked for, one slice each, while connections
+   * and budget allow; the first may take them from bodies further ahead.
+   */
+  private offerSegments(): void {
+    if (!this.bandwidthBound || this.closed) return;
+    let considered = 0;
+    for (const [index, slot] of this.held) {
+      if (considered >= 2) return;
+      if (slot.released) continue;
+      const body = slot.body;
+      if (!(body instanceof BodyStream)) {
+        // Not open yet, or not a body that can be split: the bodies after it wait their turn.
+        return;
+      }
+      considered++;
+      // Worth it while a slice or more is not asked for; the first cut needs two (one stays with the main response).
+      while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * this.slice)) {
+        if ((this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes) && !(considered === 1 && this.reclaimFor(index))) return;
+        if (this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes) continue;
+        const bytes = body.addSegment(this.slice);
+        if (bytes === 0) break;
+        slot.segmentsReserved += bytes;
+        this.reserved += bytes;
+      }
+    }
+  }
+
+  /**
+   * Takes a connection (and the budget it has not filled) from the body furthest ahead that can
+   * give it: it is continued by range when read. False when none can.
+   */
+  private reclaimFor(head: number): boolean {
+    const ahead = [...this.held].filter(([index, slot]) => index > head && !slot.taken && !slot.released && slot.body instanceof BodyStream && slot.connections > 0);
+    for (let i = ahead.length - 1; i >= 0; i--) {
+      const slot = ahead[i]![1];
+      const body = slot.body as BodyStream;
+      if (!body.letGo()) continue;
+      const keep = Math.max(body.heldBytes, Math.min(BODY_OVERHEAD, this.slice));
+      if (keep < slot.reserved) {
+        this.reserved -= slot.reserved - keep;
+        slot.reserved = keep;
+        body.readAhead = keep;
+      }
+      return true;
+    }
+    return false;
+  }
+
   private start(index: number, forConsumer: boolean): void {
     const item = this.items[index]!;
     if (index >= this.nextOpen) this.nextOpen = index + 1;
-    const slot: Slot<T> = { reserved: this.reserveFor(item.size), opening: null as unknown as Promise<T>, body: null, busy: true, taken: forConsumer, released: false };
+    const slot: Slot<T> = {
+      reserved: this.reserveFor(item.size),
+      segmentsReserved: 0,
+      opening: null as unknown as Promise<T>,
+      body: null,
+      connections: 1,
+      taken: forConsumer,
+      released: false,
+    };
     this.reserved += slot.reserved;
     this.busy++;
+    this.held.set(index, slot);
+    const holdConnections = (n: number) => {
+      const freed = slot.connections - n;
+      this.busy -= freed;
+      slot.connections = n;
+      if (freed > 0) this.pumpSoon();
+    };
     const freeConnection = () => {
-      if (!slot.busy) return;
-      slot.busy = false;
-      this.busy--;
+      if (slot.connections === 0) return;
+      holdConnections(0);
       this.pump();
     };
     const release = () => {
       if (slot.released) return;
       slot.released = true;
+      this.held.delete(index);
       if (slot.body) this.live.delete(slot.body);
-      this.reserved -= slot.reserved;
+      this.reserved -= slot.reserved + slot.segmentsReserved;
+      slot.segmentsReserved = 0;
       freeConnection();
       this.pump();
     };
@@ -188,13 +281,30 @@ export class FetchAhead<T> {
             slot.reserved = needed;
           }
           body.readAhead = wholeFits(opened, body, slot.reserved) ? slot.reserved : Math.max(0, slot.reserved - CHUNK_SLACK);
-          if (body.fetched) freeConnection();
-          else body.once('fetched', freeConnection);
+          holdConnections(body.requests);
+          body.on('requests', (n: number) => {
+            if (!slot.released) holdConnections(n);
+          });
+          body.on('segment-done', (bytes: number) => {
+            if (slot.released) return;
+            slot.segmentsReserved -= bytes;
+            this.reserved -= bytes;
+            this.pumpSoon();
+          });
+          body.on('starved', () => {
+            if (!slot.taken || this.bandwidthBound) return;
+            this.bandwidthBound = true;
+            this.pumpSoon();
+          });
+          // Read as fast as it arrives: not bandwidth-bound (any more).
+          body.on('held', () => {
+            if (slot.taken) this.bandwidthBound = false;
+          });
         }
         if (this.options.measure) this.watch(body);
         body.once('close', release);
         body.once('end', release);
-        // A body that never reports its last fetched byte (an unsized stream) frees its
+        // A body that is not a BodyStream (or never reports its last fetched byte) frees its
         // connection when it ends.
         body.once('end', freeConnection);
         body.once('close', freeConnection);
@@ -212,6 +322,11 @@ export class FetchAhead<T> {
   }
 
   private watch(body: Readable): void {
+    const measure = () => {
+      const now = this.bufferedBytes();
+      if (now > this.peakBufferedBytes) this.peakBufferedBytes = now;
+    };
+    if (body instanceof BodyStream) body.onBuffered = measure;
     const original = body.push.bind(body);
     body.push = (chunk: unknown, encoding?: BufferEncoding) => {
       const more = original(chunk, encoding);

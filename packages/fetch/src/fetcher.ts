@@ -133,6 +133,16 @@ export interface Fetcher {
   close(): void;
 }
 
+/** What a body's continuations and segments are asked with: where it is, and its validators. */
+interface BodyPart {
+  url: string;
+  /** The body's first byte in the resource. */
+  start: number;
+  total: number | null;
+  etag?: string;
+  lastModified?: string;
+}
+
 interface Attempt {
   stream: GotRequest;
   response: PlainResponse;
@@ -594,17 +604,15 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       const first = status === 206 ? range!.start : 0;
       const canResume = size !== null && size > 0 && (status === 206 || (status === 200 && range === undefined));
       const validator = { etag: meta.etag ?? (ifMatch !== undefined && !ifMatch.startsWith('W/') ? ifMatch : undefined), lastModified: meta.lastModified };
+      const part: BodyPart = { url, start: first, total: totalSize, ...validator };
+      // Several ranges at once need an origin that says it serves them, and a validator that
+      // tells a changed file from the same one on every segment.
+      const validated = (validator.etag !== undefined && !validator.etag.startsWith('W/')) || validator.lastModified !== undefined;
+      const rangeable = canResume && validated && totalSize !== null && (status === 206 || /\bbytes\b/i.test(header(response.headers, 'accept-ranges') ?? ''));
       const body = new BodyStream(limitLength(stream, enforce), {
-        size,
-        retries,
-        backoff: (n) => backoff(n, undefined) ?? 0,
-        signal,
-        lengthName: enforce?.what ?? (status === 206 ? 'the requested range' : 'declared length'),
-        holdLimitMs: Math.max(1, Math.floor(options.idleTimeoutMs / 2)),
-        toError: (error) => toFetchError(error, ctx),
-        ...(canResume
-          ? { resume: (offset: number, resumeSignal: AbortSignal | undefined) => continueBody(url, { start: first, end: first + size! - 1, total: totalSize, ...validator }, offset, resumeSignal) }
-          : {}),
+        ...bodyStreamOptions(size, signal, enforce?.what ?? (status === 206 ? 'the requested range' : 'declared length')),
+        ...(canResume ? { resume: (offset: number, end: number, resumeSignal: AbortSignal | undefined) => continueBody(part, offset, end, resumeSignal, false) } : {}),
+        ...(rangeable ? { segment: (from: number, to: number, segmentSignal: AbortSignal | undefined) => openSegment(part, from, to, segmentSignal) } : {}),
       });
       body.on('error', noop); // same contract as the got stream: kept for pipeline()
       return { stream: body, status, size, totalSize, rangeHonoured, finalUrl: response.url, attempts, ...meta };
@@ -620,20 +628,51 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     return check;
   }
 
+  function bodyStreamOptions(size: number | null, signal: AbortSignal | undefined, lengthName: string) {
+    return {
+      size,
+      retries,
+      backoff: (n: number) => backoff(n, undefined) ?? 0,
+      signal,
+      lengthName,
+      holdLimitMs: Math.max(1, Math.floor(options.idleTimeoutMs / 2)),
+      toError: (error: unknown) => toFetchError(error, ctx),
+    };
+  }
+
   /**
-   * The rest of a body from `offset` (relative to `part.start`): a ranged GET with the
-   * validator the first response carried (If-Match on a strong ETag, else If-Range on
-   * Last-Modified), so a changed object is a "changed" error, never spliced bytes. An origin
-   * that answers 200 with the same validator and length has its first bytes skipped.
+   * Body bytes [from, to) on a connection of their own (ranged mode, body.ts): a continuable
+   * body of its own, checked like a continuation; null when the origin sent the whole body.
    */
-  async function continueBody(
-    url: string,
-    part: { start: number; end: number; total: number | null; etag?: string; lastModified?: string },
-    offset: number,
-    signal: AbortSignal | undefined,
-  ): Promise<Readable> {
+  async function openSegment(part: BodyPart, from: number, to: number, signal: AbortSignal | undefined): Promise<Readable | null> {
+    const first = await withRetries(part.url, signal, () => continueBody(part, from, to, signal, true));
+    if (first === null) return null;
+    const segment = new BodyStream(first, {
+      ...bodyStreamOptions(to - from, signal, 'the requested range'),
+      resume: async (offset, end, resumeSignal) => {
+        const next = await continueBody(part, from + offset, from + end, resumeSignal, true);
+        if (next === null) throw new FetchError('range', 'server stopped honouring ranges', { retryable: false });
+        return next;
+      },
+    });
+    segment.on('error', noop);
+    return segment;
+  }
+
+  /**
+   * Body bytes [offset, end) (relative to `part.start`): a ranged GET with the validator the
+   * first response carried (If-Match on a strong ETag, else If-Range on Last-Modified), so a
+   * changed object is a "changed" error, never spliced bytes. An origin that answers 200 with
+   * the same validator and length has its first bytes skipped, or with `refuseWhole` is
+   * answered null (the response dropped).
+   */
+  async function continueBody(part: BodyPart, offset: number, end: number, signal: AbortSignal | undefined, refuseWhole: true): Promise<Readable | null>;
+  async function continueBody(part: BodyPart, offset: number, end: number, signal: AbortSignal | undefined, refuseWhole: false): Promise<Readable>;
+  async function continueBody(part: BodyPart, offset: number, end: number, signal: AbortSignal | undefined, refuseWhole: boolean): Promise<Readable | null> {
+    const { url } = part;
     const from = part.start + offset;
-    const headers: Record<string, string> = { range: `bytes=${from}-${part.end}` };
+    const last = part.start + end - 1;
+    const headers: Record<string, string> = { range: `bytes=${from}-${last}` };
     const strongEtag = part.etag !== undefined && !part.etag.startsWith('W/') ? part.etag : undefined;
     if (strongEtag) headers['if-match'] = strongEtag;
     else if (part.lastModified) headers['if-range'] = part.lastModified;
@@ -646,15 +685,19 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       const meta = metadata(response);
       if (strongEtag && meta.etag !== undefined && meta.etag !== strongEtag) throw changed('ETag differs');
       if (!strongEtag && part.lastModified && meta.lastModified !== undefined && meta.lastModified !== part.lastModified) throw changed('Last-Modified differs');
-      const want = part.end - from + 1;
+      const want = last - from + 1;
       const contentLength = parseContentLength(header(response.headers, 'content-length'));
       if (status === 206) {
         const cr = parseContentRange(header(response.headers, 'content-range'));
-        if (!cr || cr.start !== from || cr.end !== part.end) throw new FetchError('range', 'server returned a different range when continuing a body', { retryable: false, status });
+        if (!cr || cr.start !== from || cr.end !== last) throw new FetchError('range', 'server returned a different range when continuing a body', { retryable: false, status });
         if (part.total !== null && cr.total !== null && cr.total !== part.total) throw changed(`size ${cr.total} bytes, expected ${part.total}`);
         return limitLength(stream, contentLength === undefined ? { length: want, what: 'the requested range' } : undefined);
       }
       // 200: the whole resource again (If-Range fell through, or no range support).
+      if (refuseWhole) {
+        stream.destroy();
+        return null;
+      }
       if (part.total === null || (contentLength !== undefined && contentLength !== part.total)) throw changed('the whole body came back with another length');
       const whole = limitLength(stream, contentLength === undefined ? { length: part.total, what: 'declared length' } : undefined);
       return skipTake(whole, from, want);

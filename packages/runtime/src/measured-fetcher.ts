@@ -1,7 +1,7 @@
 // The service's fetcher with its metrics: bytes read from origins and failed fetches, counted in
 // one place for every service instead of at each caller.
 import { pipeline, type Readable } from 'node:stream';
-import { findFetchError, type Fetcher, type FetchError } from '@ap/fetch';
+import { BodyStream, findFetchError, type Fetcher, type FetchError } from '@ap/fetch';
 import { byteCounter, bytesFetchedTotal, fetchErrorsTotal } from './metrics';
 
 const noop = (): void => {};
@@ -35,6 +35,13 @@ export function measuredFetcher(fetcher: Fetcher, service: string): Fetcher {
       body.on('error', (err) => {
         if (findFetchError(err)) countFailure(err);
       });
+      if (body instanceof BodyStream) {
+        // Counted as the bytes arrive, the body handed on as it is: the fetch-ahead scheduler
+        // works with a BodyStream's own buffer (its read-ahead, its ranges).
+        const counter = bytesFetchedTotal.labels({ service });
+        body.onOriginBytes = (bytes) => counter.inc(bytes);
+        return opened;
+      }
       if (body.downloadProgress) {
         // got's own progress events: no extra stream hop per body (a Transform per body cost
         // ~10 s of CPU over a 70,000-entry stream download).
