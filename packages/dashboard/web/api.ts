@@ -40,6 +40,14 @@ export class ApiFailure extends Error {
   }
 }
 
+/**
+ * A 401 on a call made with the session: the adapter has already ended the session and the app
+ * returns to the login page, so a page shows nothing of it.
+ */
+export function sessionEnded(err: unknown): boolean {
+  return err instanceof ApiFailure && err.status === 401;
+}
+
 export interface SessionHooks {
   token(): string | null;
   /** The API answered 401 to a call made with the session: it has expired or was revoked. */

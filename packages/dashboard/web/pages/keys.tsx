@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApi, useFailure } from '../context';
-import { ApiFailure, type ApiKey } from '../api';
+import { ApiFailure, sessionEnded, type ApiKey } from '../api';
 import { Alert, Confirm, FieldError, Page, SecretOnce } from '../components';
 import { fieldErrors, formatDate } from '../format';
 
@@ -39,7 +39,7 @@ export function KeysPage() {
       form.reset();
       await load();
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
+      if (sessionEnded(err)) return;
       const byField = err instanceof ApiFailure ? fieldErrors(err.message) : { '': [String(err)] };
       setFormErrors({ name: byField.name ?? [], expires: byField.expires_at ?? [], form: byField[''] ?? [] });
     }

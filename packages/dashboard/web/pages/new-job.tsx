@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useApi } from '../context';
-import { ApiFailure, type JobCreate, type Mode } from '../api';
+import { ApiFailure, sessionEnded, type JobCreate, type Mode } from '../api';
 import { Alert, FieldError, Page } from '../components';
 import { fieldErrors } from '../format';
 import { navigate } from '../router';
@@ -46,7 +46,7 @@ export function NewJobPage() {
     } catch (err) {
       setBusy(false);
       if (!(err instanceof ApiFailure)) return setErrors({ form: [String(err)] });
-      if (err.status === 401) return;
+      if (sessionEnded(err)) return;
       // Validation messages go beside their field; anything else above the form.
       const byField: Record<string, string[]> = {};
       for (const [field, messages] of Object.entries(err.code === 'INVALID_REQUEST' ? fieldErrors(err.message) : { '': [err.message] })) {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApi } from '../context';
-import { ApiFailure, type JobStats, type Usage } from '../api';
+import { sessionEnded, type JobStats, type Usage } from '../api';
 import { Alert, Page } from '../components';
 import { formatBytes, formatNumber } from '../format';
 
@@ -41,7 +41,7 @@ export function UsagePage() {
 
   useEffect(() => {
     const fail = (err: unknown) => {
-      if (err instanceof ApiFailure && err.status === 401) return;
+      if (sessionEnded(err)) return;
       setErrors((e) => [...e, err instanceof Error ? err.message : String(err)]);
     };
     api.usage().then((r) => setUsage(r.usage), fail);

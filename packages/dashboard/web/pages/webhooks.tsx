@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApi, useFailure } from '../context';
-import { ApiFailure, WEBHOOK_EVENTS, type Delivery, type PageMeta, type Webhook, type WebhookEvent } from '../api';
+import { ApiFailure, sessionEnded, WEBHOOK_EVENTS, type Delivery, type PageMeta, type Webhook, type WebhookEvent } from '../api';
 import { Alert, Confirm, FieldError, Page, SecretOnce, StatusBadge } from '../components';
 import { fieldErrors, formatDate } from '../format';
 
@@ -39,7 +39,7 @@ export function WebhooksPage() {
       form.reset();
       await load();
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) return;
+      if (sessionEnded(err)) return;
       const byField = err instanceof ApiFailure ? fieldErrors(err.message) : { '': [String(err)] };
       setFormErrors({ url: byField.url ?? [], events: byField.events ?? [], description: byField.description ?? [], form: byField[''] ?? [] });
     }
