@@ -1,5 +1,5 @@
 // Distant-origin bench (issue 14 item 5). An origin in its own process answers each request
-// after 40 ms and sends at most 25 MB/s per connection (bench/lib/distant-origin-server.ts).
+// after 40 ms and sends at most 25 MB/s per connection (bench/lib/origin-server.ts with ORIGIN_LATENCY_MS and ORIGIN_RATE_MBPS).
 // For (1) 2,000 files x 256 KiB and (2) 8 files x 256 MiB it prints, each as a ratio to
 // `curl --parallel --parallel-max 8` fetching the same URLs into /dev/null in the same run:
 //   writer: the packer's archive writer (writeArchive -> yazl -> null sink), in this process;
@@ -39,7 +39,7 @@ const CONCURRENCIES = (process.env.CONCURRENCY ?? '8,1').split(',').map(Number);
 const ONLY = process.env.ONLY;
 const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
 
-const originChild = spawnTs('bench/lib/distant-origin-server.ts');
+const originChild = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_LATENCY_MS: process.env.LATENCY_MS ?? '40', ORIGIN_RATE_MBPS: process.env.RATE_MBPS ?? '25' });
 const origin = { url: (await firstLine<{ url: string }>(originChild)).url, child: originChild };
 const bench = await startBenchEnv();
 const config = loadConfig();

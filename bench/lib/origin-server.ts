@@ -1,45 +1,65 @@
-// A stateless loopback origin for the benches, run as its own process so that serving bytes
-// does not share a core with what is measured. GET/HEAD /blob/<size>/<seed>[/<name>] answers
-// <size> deterministic bytes (a 16 MiB random block, rotated by seed), with Range support.
-// GET /stats answers {bytes}: body bytes written so far (benches measure origin traffic).
+// The benches' origin, run as its own process so that serving bytes does not share a core with
+// what is measured. GET/HEAD /blob/<size>/<seed>[/<name>] answers <size> deterministic bytes (a
+// 16 MiB random block, rotated by seed), with Range and ETag. GET /stats answers {bytes,
+// requests}: body bytes written and blob requests so far (benches measure origin traffic).
+// On loopback by default; ORIGIN_LATENCY_MS answers every request that much later and
+// ORIGIN_RATE_MBPS sends at most that many MB/s per connection, as a CDN or object store some
+// distance away would (bench:origins).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeOriginHead } from '../../test/origin-range';
 
+const LATENCY_MS = Number(process.env.ORIGIN_LATENCY_MS ?? 0);
+const BYTES_PER_MS = (Number(process.env.ORIGIN_RATE_MBPS ?? 0) * 1e6) / 1000;
+// Paced sends go in socket-sized chunks so the rate holds within a chunk's time.
+const CHUNK = BYTES_PER_MS > 0 ? 64 * 1024 : 1024 * 1024;
 const BLOCK = randomBytes(16 * 1024 * 1024);
 
 let bytesWritten = 0;
+let requests = 0;
 
+/** Sends [start, end), no faster than the per-connection rate when there is one. */
 function write(res: http.ServerResponse, start: number, end: number, seed: number): void {
   let at = start;
   let closed = false;
   res.once('close', () => (closed = true));
+  const began = performance.now();
   const pump = () => {
     while (at < end && !closed) {
+      if (BYTES_PER_MS > 0) {
+        // Ahead of the rate: wait until the bytes sent so far are due.
+        const wait = began + (at - start) / BYTES_PER_MS - performance.now();
+        if (wait > 1) return void setTimeout(pump, wait);
+      }
       const offset = (at + seed * 4099) % BLOCK.length;
-      const n = Math.min(end - at, BLOCK.length - offset, 1024 * 1024);
+      const n = Math.min(end - at, BLOCK.length - offset, CHUNK);
       const ok = res.write(BLOCK.subarray(offset, offset + n));
       at += n;
       bytesWritten += n;
       if (!ok) return void res.once('drain', pump);
     }
-    res.end();
+    if (!closed) res.end();
   };
   pump();
 }
 
-const server = http.createServer((req, res) => {
-  if (req.url === '/stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: bytesWritten }));
+function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const m = /^\/blob\/(\d+)\/(\d+)(?:\/[^?]*)?$/.exec(req.url ?? '');
   if (!m) return void res.writeHead(404).end();
   const size = Number(m[1]);
   const seed = Number(m[2]);
   const span = writeOriginHead(req, res, size, `"${size}-${seed}"`);
   if (!span) return;
-  const { start, end } = span;
   if (req.method === 'HEAD') return void res.end();
-  write(res, start, end, seed);
+  write(res, span.start, span.end, seed);
+}
+
+const server = http.createServer((req, res) => {
+  if (req.url === '/stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: bytesWritten, requests }));
+  requests++;
+  if (LATENCY_MS > 0) setTimeout(() => answer(req, res), LATENCY_MS);
+  else answer(req, res);
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
