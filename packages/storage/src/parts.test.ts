@@ -177,6 +177,8 @@ describe('freeing written chunks', () => {
 
   it('gives back the memory of chunks old enough to be promoted at the next scavenge, not the next full GC', () => {
     v8.setFlagsFromString('--expose-gc');
+    // Array buffers are otherwise swept on a background thread, after gc() has returned.
+    v8.setFlagsFromString('--no-concurrent-array-buffer-sweeping');
     const gc = runInNewContext('gc') as (options: { type: 'minor' | 'major' }) => void;
     const MiB = 1024 * KiB;
     /** Chunks that sat in a buffer long enough for two scavenges (promoted), then were written. */
