@@ -142,3 +142,32 @@ describe('a body cut midway', () => {
     expect(o.requests[1]!.headers.range).toBe(`bytes=${o.requests[1]!.headers.range!.split('=')[1]!.split('-')[0]}-399999`);
   });
 });
+
+describe('reading a body read ahead', () => {
+  const body = bytes(2_000_000, 11);
+
+  it('hands over the buffered chunks one at a time, as they came, not joined into one new buffer', async () => {
+    const o = await misbehavingOrigin(body, { etag: '"v1"' });
+    const stream = (await fetcher({ idleTimeoutMs: 30_000 }).openBody(`${o.base}/f`)).stream as BodyStream;
+    const arrived: Buffer[] = [];
+    const push = stream.push.bind(stream);
+    stream.push = (chunk: Buffer | null) => (chunk && arrived.push(chunk), push(chunk));
+    stream.readAhead = body.length;
+    stream.pause();
+    for (let waited = 0; !stream.fetched && waited < 5000; waited += 5) {
+      // Asks for more without taking any (the source may have paused at the high-water mark).
+      stream.read(stream.readableLength + 1);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(stream.readableLength).toBe(body.length);
+    // A partial read first: the rest of that chunk comes next, then the others whole.
+    const head = stream.read(100) as Buffer;
+    const read: Buffer[] = [head];
+    for await (const chunk of stream as AsyncIterable<Buffer>) read.push(chunk);
+    expect(Buffer.concat(read).equals(body)).toBe(true);
+    expect(arrived.length).toBeGreaterThan(1);
+    expect(read.map((c) => c.length)).toEqual([100, arrived[0]!.length - 100, ...arrived.slice(1).map((c) => c.length)]);
+    // The very buffers that arrived (views on their memory), not copies.
+    read.slice(2).forEach((chunk, i) => expect(chunk.buffer).toBe(arrived[i + 1]!.buffer));
+  });
+});

@@ -104,6 +104,10 @@ export class BodyStream extends Readable {
   private rangesRefused = false;
   private requestsHeld = 0;
   private lastDelivery = 0;
+  /** The lengths of the chunks pushed, from the first one not wholly read (`read`). */
+  private readonly pushed: number[] = [];
+  private pushedFirst = 0;
+  private pushedBytes = 0;
   /** When a read found nothing (the reader waits), else 0. */
   private waitingSince = 0;
   /** Time the reader waited for bytes, and the bytes that ended its waits. */
@@ -249,6 +253,10 @@ export class BodyStream extends Readable {
       }
     }
     this.lastDelivery = now;
+    if (chunk.length > 0) {
+      this.pushed.push(chunk.length);
+      this.pushedBytes += chunk.length;
+    }
     this.push(chunk);
   }
 
@@ -411,9 +419,31 @@ export class BodyStream extends Readable {
     // Node asks _read for more only once until a push: a body parked or draining since then
     // would never be asked again.
     if (this.readableLength === 0 && (this.parked || this.draining)) this._read();
-    const out: unknown = super.read(size);
+    const out: unknown = super.read(size ?? this.firstChunkLeft());
     if (out === null && this.waitingSince === 0 && !this.fetched && !this.destroyed) this.waitingSince = performance.now();
     return out;
+  }
+
+  /**
+   * What is left of the first chunk in the buffer, for a read of "whatever is there" in paused
+   * mode (an async iterator's): Node would join every buffered chunk into a new buffer, a copy
+   * of each byte read ahead (a third of a stream download's CPU). Undefined when nothing is
+   * buffered, or in flowing mode, where Node hands on one chunk at a time itself.
+   */
+  private firstChunkLeft(): number | undefined {
+    if (this.readableFlowing === true || this.readableLength === 0) return undefined;
+    // Bytes read off the front since the chunks were counted, whole chunks first.
+    let gone = this.pushedBytes - this.readableLength;
+    while (gone > 0 && gone >= this.pushed[this.pushedFirst]!) {
+      const length = this.pushed[this.pushedFirst++]!;
+      gone -= length;
+      this.pushedBytes -= length;
+    }
+    if (this.pushedFirst > 1024 && this.pushedFirst * 2 > this.pushed.length) {
+      this.pushed.splice(0, this.pushedFirst);
+      this.pushedFirst = 0;
+    }
+    return this.pushed[this.pushedFirst]! - gone;
   }
 
   override _read(): void {

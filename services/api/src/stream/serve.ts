@@ -9,6 +9,7 @@ import { findFetchError, type Fetcher } from '@ap/fetch';
 import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
+import { freeChunk } from '@ap/storage';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
@@ -83,11 +84,13 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     try {
       // Written straight to the response, waiting for 'drain' when it is full: no stream
       // between the reader and the socket (bench:stream (a), docs/decisions.md "Stream mode").
+      // Each chunk's memory is freed once the socket has taken it: bodies read ahead would
+      // otherwise wait for a full GC.
       for await (const chunk of reader.bytes(slices)) {
         if (closed || res.destroyed) break;
         sent += chunk.length;
         metrics.streamBytesSentTotal.inc(chunk.length);
-        if (!res.write(chunk)) await drained(res);
+        if (!res.write(chunk, () => freeChunk(chunk))) await drained(res);
       }
       if (!closed) res.end();
     } catch (err) {
