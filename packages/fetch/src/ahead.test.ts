@@ -31,7 +31,7 @@ interface SlowOrigin extends TestOrigin {
  * Answers `/<index>` after `delayMs`, sending `files[index]` in 16 KiB pieces `pieceMs` apart,
  * with an ETag and Range support; `/<index>` listed in `cutForGood` always stops at half.
  */
-async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: number; cutForGood?: number[] }): Promise<SlowOrigin> {
+async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: number; cutForGood?: number[]; noRanges?: boolean }): Promise<SlowOrigin> {
   const state = { maxInFlight: 0, abandoned: 0, inFlight: 0 };
   const o = await startOrigin((req: http.IncomingMessage, res: http.ServerResponse) => {
     const index = Number(req.url!.slice(1));
@@ -50,13 +50,13 @@ async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: num
       state.inFlight--;
       state.abandoned++;
     });
-    const r = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    const r = opts.noRanges ? null : /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     const start = r ? Number(r[1]) : 0;
     const end = r ? Number(r[2]) + 1 : whole.length;
     const body = whole.subarray(start, end);
     const cutAt = opts.cutForGood?.includes(index) ? Math.floor(body.length / 2) : body.length;
     setTimeout(() => {
-      const headers: Record<string, string | number> = { 'content-length': body.length, etag: `"f${index}"`, 'accept-ranges': 'bytes' };
+      const headers: Record<string, string | number> = { 'content-length': body.length, etag: `"f${index}"`, 'accept-ranges': opts.noRanges ? 'none' : 'bytes' };
       if (r) headers['content-range'] = `bytes ${start}-${end - 1}/${whole.length}`;
       res.writeHead(r ? 206 : 200, headers);
       let at = 0;
@@ -154,6 +154,35 @@ describe('FetchAhead against a slow origin', () => {
     // The cut body: its first GET and one continuation (retries 1), each cut again.
     expect(o.requests.filter((r) => r.url === '/2').map((r) => r.headers.range)).toEqual([undefined, 'bytes=32768-65535']);
     ahead.close();
+  });
+
+  it('lets a large body ahead read only a short lead until the consumer waits on the network, then its reservation', async () => {
+    // Slices of 1 MiB: the second file does not fit in one, so it is read ahead in part.
+    const files = [bytes(512 * KiB, 1), bytes(3 << 20, 2)];
+    const budget = { concurrency: 2, budgetBytes: 2 << 20 };
+    const settled = async (ahead: FetchAhead<OpenedBody>, atLeast: number) => {
+      for (let i = 0; i < 100 && ahead.bufferedBytes() < atLeast; i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+      return ahead.bufferedBytes();
+    };
+
+    // A fast origin, the consumer not waiting on it: the first file whole, the second 256 KiB.
+    const fast = await slowOrigin(files, { delayMs: 0, pieceMs: 0 });
+    const calm = aheadOver(fetcher(), fast.base, files, budget);
+    const first = await calm.take(0);
+    expect(await settled(calm, 512 * KiB + 256 * KiB)).toBeLessThanOrEqual(512 * KiB + 256 * KiB + 64 * KiB);
+    expect((await readAll(first.stream)).equals(files[0]!)).toBe(true);
+    expect((await readAll((await calm.take(1)).stream)).equals(files[1]!)).toBe(true);
+    calm.close();
+
+    // 16 KiB every 2 ms: reading the first file waits on the network, and the second then
+    // fills its reservation (1 MiB, less a chunk's slack) over its one connection (no ranges).
+    const slow = await slowOrigin(files, { delayMs: 0, pieceMs: 2, noRanges: true });
+    const bound = aheadOver(fetcher(), slow.base, files, budget);
+    expect((await readAll((await bound.take(0)).stream)).equals(files[0]!)).toBe(true);
+    expect(await settled(bound, 900 * KiB)).toBeGreaterThan(900 * KiB);
+    expect((await readAll((await bound.take(1)).stream)).equals(files[1]!)).toBe(true);
+    bound.close();
   });
 
   it('closes every request opened ahead when the client stops reading', async () => {

@@ -54,6 +54,12 @@ const CHUNK_SLACK = 64 * 1024;
  */
 const BODY_OVERHEAD = 8 * 1024;
 const MAX_BODIES_AHEAD = 1024;
+/**
+ * How far a body larger than its reservation reads ahead of its turn until the archive is
+ * found bandwidth-bound: enough to have its first bytes in; from a fast origin, more would only
+ * pass the bytes through memory once more, out of the CPU's caches (docs/decisions.md).
+ */
+const LEAD_WHILE_FAST = 256 * 1024;
 
 interface Slot<T> {
   reserved: number;
@@ -67,6 +73,8 @@ interface Slot<T> {
   taken: boolean;
   /** The reservation was given back. */
   released: boolean;
+  /** A body larger than its reservation: reads only `LEAD_WHILE_FAST` ahead until bandwidth-bound. */
+  partial: boolean;
 }
 
 export class FetchAhead<T> {
@@ -233,6 +241,7 @@ export class FetchAhead<T> {
       connections: 1,
       taken: forConsumer,
       released: false,
+      partial: false,
     };
     this.reserved += slot.reserved;
     this.busy++;
@@ -280,7 +289,8 @@ export class FetchAhead<T> {
             this.reserved -= slot.reserved - needed;
             slot.reserved = needed;
           }
-          body.readAhead = wholeFits(opened, body, slot.reserved) ? slot.reserved : Math.max(0, slot.reserved - CHUNK_SLACK);
+          slot.partial = !wholeFits(opened, body, slot.reserved);
+          body.readAhead = slot.partial ? this.leadOf(slot) : slot.reserved;
           holdConnections(body.requests);
           body.on('requests', (n: number) => {
             if (!slot.released) holdConnections(n);
@@ -294,6 +304,10 @@ export class FetchAhead<T> {
           body.on('starved', () => {
             if (!slot.taken || this.bandwidthBound) return;
             this.bandwidthBound = true;
+            // The bodies ahead may now fill their reservations.
+            for (const other of this.held.values()) {
+              if (other.partial && !other.released && other.body instanceof BodyStream) other.body.readAhead = Math.max(other.body.readAhead, this.leadOf(other));
+            }
             this.pumpSoon();
           });
           // Read as fast as it arrives: not bandwidth-bound (any more).
@@ -319,6 +333,12 @@ export class FetchAhead<T> {
     // Reported to the consumer by take(); not an unhandled rejection while it waits its turn.
     slot.opening.catch(() => undefined);
     this.slots.set(index, slot);
+  }
+
+  /** How far a body larger than its reservation reads ahead now. */
+  private leadOf(slot: Slot<T>): number {
+    const full = Math.max(0, slot.reserved - CHUNK_SLACK);
+    return this.bandwidthBound ? full : Math.min(LEAD_WHILE_FAST, full);
   }
 
   private watch(body: Readable): void {

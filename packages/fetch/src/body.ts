@@ -79,11 +79,7 @@ export class BodyStream extends Readable {
   received = 0;
   /** Continuations made after cuts (not counting a held body's quiet reopen). */
   continuations = 0;
-  /**
-   * Bytes this body may hold unread in its buffer before it stops reading its source
-   * (the scheduler's reservation). 0: ordinary stream backpressure (highWaterMark).
-   */
-  readAhead = 0;
+  private lead = 0;
   /** True once every byte came from the origin (the connection is free). */
   fetched = false;
 
@@ -338,6 +334,24 @@ export class BodyStream extends Readable {
     // anything else (a changed file above all) is the body's error.
     if (error.kind === 'range') return this.endRanged();
     this.destroy(this.finalError(error));
+  }
+
+  /**
+   * Bytes this body may hold unread in its buffer before it stops reading its source
+   * (the scheduler's reservation). 0: ordinary stream backpressure (highWaterMark). Raising it
+   * on a body held back lets its source go on at once.
+   */
+  get readAhead(): number {
+    return this.lead;
+  }
+
+  set readAhead(bytes: number) {
+    this.lead = bytes;
+    if (this.sourcePaused && this.source && !this.destroyed && this.roomAhead()) {
+      this.clearHold();
+      this.sourcePaused = false;
+      this.source.resume();
+    }
   }
 
   /** Whether the source may still be read further into the buffer. */
