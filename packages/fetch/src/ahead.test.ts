@@ -1,6 +1,6 @@
 import { describe, it, expect, afterAll } from '@jest/globals';
 import type http from 'node:http';
-import { FetchAhead } from './ahead';
+import { FetchAhead, SharedBudget } from './ahead';
 import { createFetcher, type Fetcher, type OpenedBody } from './fetcher';
 import { FetchError } from './errors';
 import { bytes, readAll, startOrigin, type TestOrigin } from './testing';
@@ -88,7 +88,7 @@ async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: num
   return o as SlowOrigin;
 }
 
-function aheadOver(f: Fetcher, base: string, files: Buffer[], options: { concurrency: number; budgetBytes: number }) {
+function aheadOver(f: Fetcher, base: string, files: Buffer[], options: { concurrency: number; budgetBytes: number; shared?: SharedBudget }) {
   return new FetchAhead<OpenedBody>(
     files.map((file, i) => ({ size: file.length, open: () => f.openBody(`${base}/${i}`, { expectedSize: file.length }) })),
     (opened) => opened.stream,
@@ -183,6 +183,36 @@ describe('FetchAhead against a slow origin', () => {
     expect(await settled(bound, 900 * KiB)).toBeGreaterThan(900 * KiB);
     expect((await readAll((await bound.take(1)).stream)).equals(files[1]!)).toBe(true);
     bound.close();
+  });
+
+  it('holds archives sharing a budget to it together, each body next in line opened with a short lead', async () => {
+    const files = Array.from({ length: 10 }, (_, i) => bytes(512 * KiB, i + 1));
+    const o = await slowOrigin(files, { delayMs: 5, pieceMs: 1 });
+    const shared = new SharedBudget(1 << 20);
+    // On its own each would reserve up to 2 MiB (four bodies of 512 KiB).
+    const archives = [0, 1].map(() => aheadOver(fetcher(), o.base, files, { concurrency: 4, budgetBytes: 4 << 20, shared }));
+    let peakShared = 0;
+    let peakSum = 0;
+    await Promise.all(
+      archives.map(async (ahead) => {
+        for (let i = 0; i < files.length; i++) {
+          const opened = await ahead.take(i);
+          const chunks: Buffer[] = [];
+          for await (const chunk of opened.stream) {
+            chunks.push(chunk as Buffer);
+            peakShared = Math.max(peakShared, shared.usedBytes);
+            peakSum = Math.max(peakSum, archives[0]!.reservedBytes + archives[1]!.reservedBytes);
+            await new Promise((r) => setTimeout(r, 2)); // consumers slower than the origin
+          }
+          expect(Buffer.concat(chunks).equals(files[i]!)).toBe(true);
+        }
+        ahead.close();
+      }),
+    );
+    expect(peakShared).toBe(peakSum);
+    expect(peakShared).toBeGreaterThan(512 * KiB); // they did read ahead
+    expect(peakShared).toBeLessThanOrEqual((1 << 20) + 2 * 256 * KiB);
+    expect(shared.usedBytes).toBe(0);
   });
 
   it('closes every request opened ahead when the client stops reading', async () => {

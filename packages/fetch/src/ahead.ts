@@ -33,6 +33,8 @@ export interface FetchAheadOptions {
   concurrency?: number;
   /** Body bytes buffered ahead of the consumer, at most, per archive. Default 64 MiB. */
   budgetBytes?: number;
+  /** A budget this archive shares with others being written in the same process. */
+  shared?: SharedBudget;
   /** Keep `peakBufferedBytes` up to date (tests, benches): a sum over the bodies per chunk. */
   measure?: boolean;
 }
@@ -45,6 +47,43 @@ export interface AheadItem<T> {
 }
 
 export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1024 };
+
+/**
+ * Memory the archives written at once in one process (the API's stream downloads) share for
+ * their bodies fetched ahead: each keeps its own budget, and together they reserve at most
+ * `bytes`, except that an archive's body next in line is always opened, with a short lead
+ * (`LEAD_WHILE_FAST`) when the shared budget is spent. So many downloads at once cost memory up
+ * to this plus that lead each, not a whole budget each.
+ */
+export class SharedBudget {
+  private used = 0;
+  private readonly waiting = new Set<() => void>();
+
+  constructor(readonly bytes: number) {}
+
+  /** Bytes reserved now, by every archive together. */
+  get usedBytes(): number {
+    return this.used;
+  }
+
+  fits(bytes: number): boolean {
+    return this.used + bytes <= this.bytes;
+  }
+
+  /** Reserves (positive) or gives back (negative); archives waiting for room are told of room. */
+  change(bytes: number): void {
+    this.used += bytes;
+    if (bytes < 0) for (const wake of this.waiting) wake();
+  }
+
+  watch(wake: () => void): void {
+    this.waiting.add(wake);
+  }
+
+  unwatch(wake: () => void): void {
+    this.waiting.delete(wake);
+  }
+}
 
 /** Largest chunk a socket hands over at once: a body reading ahead stops this short of its reservation. */
 const CHUNK_SLACK = 64 * 1024;
@@ -96,6 +135,8 @@ export class FetchAhead<T> {
   private pumpQueued = false;
   /** Bodies opened whose reservation is still held. */
   private readonly live = new Set<Readable>();
+  private readonly shared: SharedBudget | null;
+  private readonly wake = () => this.pumpSoon();
 
   constructor(
     private readonly items: readonly AheadItem<T>[],
@@ -105,6 +146,8 @@ export class FetchAhead<T> {
     this.concurrency = Math.max(1, options.concurrency ?? FETCH_AHEAD_DEFAULTS.concurrency);
     this.budgetBytes = Math.max(1, options.budgetBytes ?? FETCH_AHEAD_DEFAULTS.budgetBytes);
     this.slice = Math.max(1, Math.floor(this.budgetBytes / this.concurrency));
+    this.shared = options.shared ?? null;
+    this.shared?.watch(this.wake);
     this.pump();
   }
 
@@ -127,7 +170,7 @@ export class FetchAhead<T> {
   take(index: number): Promise<T> {
     if (index !== this.nextTake) throw new Error(`fetch-ahead: item ${index} taken out of order (expected ${this.nextTake})`);
     this.nextTake++;
-    if (!this.slots.has(index)) this.start(index, true); // the window had not reached it
+    if (!this.slots.has(index)) this.start(index, true, this.headReservation(this.reserveFor(this.items[index]!.size))); // the window had not reached it
     const slot = this.slots.get(index)!;
     slot.taken = true;
     // The consumer's own pace governs it now: ordinary backpressure plus what it already holds.
@@ -140,6 +183,7 @@ export class FetchAhead<T> {
   /** Drops every body not handed out (their connections are closed). */
   close(): void {
     this.closed = true;
+    this.shared?.unwatch(this.wake);
     for (const [index, slot] of this.slots) {
       if (slot.taken) continue;
       this.slots.delete(index);
@@ -164,10 +208,25 @@ export class FetchAhead<T> {
       }
       if (index - this.nextTake >= MAX_BODIES_AHEAD) break;
       const want = this.reserveFor(this.items[index]!.size);
-      // The budget holds, except that the body next in line may always be opened.
-      if (this.reserved > 0 && this.reserved + want > this.budgetBytes && index > this.nextTake) break;
-      this.start(index, false);
+      // The budgets hold, except that the body next in line may always be opened.
+      if (index > this.nextTake && ((this.reserved > 0 && this.reserved + want > this.budgetBytes) || !this.sharedFits(want))) break;
+      this.start(index, false, index === this.nextTake ? this.headReservation(want) : want);
     }
+  }
+
+  private sharedFits(bytes: number): boolean {
+    return this.shared === null || this.shared.fits(bytes);
+  }
+
+  /** The body next in line: its whole reservation, or a short lead when the shared budget is spent. */
+  private headReservation(want: number): number {
+    return this.sharedFits(want) ? want : Math.min(want, LEAD_WHILE_FAST);
+  }
+
+  /** Changes this archive's reservations (and the shared budget's). */
+  private reserve(bytes: number): void {
+    this.reserved += bytes;
+    this.shared?.change(bytes);
   }
 
   /** Pumps once the current event is over (called from within a body's own state changes). */
@@ -199,12 +258,13 @@ export class FetchAhead<T> {
       considered++;
       // Worth it while a slice or more is not asked for; the first cut needs two (one stays with the main response).
       while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * this.slice)) {
-        if ((this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes) && !(considered === 1 && this.reclaimFor(index))) return;
-        if (this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes) continue;
+        const full = () => this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes || !this.sharedFits(this.slice);
+        if (full() && !(considered === 1 && this.reclaimFor(index))) return;
+        if (full()) continue;
         const bytes = body.addSegment(this.slice);
         if (bytes === 0) break;
         slot.segmentsReserved += bytes;
-        this.reserved += bytes;
+        this.reserve(bytes);
       }
     }
   }
@@ -221,7 +281,7 @@ export class FetchAhead<T> {
       if (!body.letGo()) continue;
       const keep = Math.max(body.heldBytes, Math.min(BODY_OVERHEAD, this.slice));
       if (keep < slot.reserved) {
-        this.reserved -= slot.reserved - keep;
+        this.reserve(keep - slot.reserved);
         slot.reserved = keep;
         body.readAhead = keep;
       }
@@ -230,11 +290,11 @@ export class FetchAhead<T> {
     return false;
   }
 
-  private start(index: number, forConsumer: boolean): void {
+  private start(index: number, forConsumer: boolean, reservation: number): void {
     const item = this.items[index]!;
     if (index >= this.nextOpen) this.nextOpen = index + 1;
     const slot: Slot<T> = {
-      reserved: this.reserveFor(item.size),
+      reserved: reservation,
       segmentsReserved: 0,
       opening: null as unknown as Promise<T>,
       body: null,
@@ -243,7 +303,7 @@ export class FetchAhead<T> {
       released: false,
       partial: false,
     };
-    this.reserved += slot.reserved;
+    this.reserve(slot.reserved);
     this.busy++;
     this.held.set(index, slot);
     const holdConnections = (n: number) => {
@@ -262,7 +322,7 @@ export class FetchAhead<T> {
       slot.released = true;
       this.held.delete(index);
       if (slot.body) this.live.delete(slot.body);
-      this.reserved -= slot.reserved + slot.segmentsReserved;
+      this.reserve(-(slot.reserved + slot.segmentsReserved));
       slot.segmentsReserved = 0;
       freeConnection();
       this.pump();
@@ -286,7 +346,7 @@ export class FetchAhead<T> {
           // Now that the length is known, keep only what the body needs.
           const needed = this.reserveFor(body.fetched ? body.readableLength : remainingOf(opened, body));
           if (needed < slot.reserved) {
-            this.reserved -= slot.reserved - needed;
+            this.reserve(needed - slot.reserved);
             slot.reserved = needed;
           }
           slot.partial = !wholeFits(opened, body, slot.reserved);
@@ -298,7 +358,7 @@ export class FetchAhead<T> {
           body.on('segment-done', (bytes: number) => {
             if (slot.released) return;
             slot.segmentsReserved -= bytes;
-            this.reserved -= bytes;
+            this.reserve(-bytes);
             this.pumpSoon();
           });
           body.on('starved', () => {

@@ -5,7 +5,7 @@ export type { FetchErrorKind } from './errors';
 export { classifyAddress, isLocalhostName } from './guard';
 export type { AddressVerdict, LookupFunction } from './guard';
 export { parseContentRange, parseRetryAfter } from './headers';
-export { FetchAhead, FETCH_AHEAD_DEFAULTS } from './ahead';
+export { FetchAhead, FETCH_AHEAD_DEFAULTS, SharedBudget } from './ahead';
 export type { AheadItem, FetchAheadOptions } from './ahead';
 export { BodyStream } from './body';
 export { checkUrl, createGuardedAgents, parseAllowList } from './guard';

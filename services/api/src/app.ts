@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
+import { SharedBudget } from '@ap/fetch';
 import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
 import { downloadUrlSigner } from '@ap/tokens';
@@ -71,7 +72,10 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // Downloads need no API key: the signed token in the URL authorises them.
   const serveStream = createStreamServer(
     { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log },
-    { fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES }, ...options.stream },
+    {
+      fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES, shared: new SharedBudget(ctx.config.STREAM_FETCH_BUDGET_BYTES) },
+      ...options.stream,
+    },
   );
   // download.completed: written to the outbox after the response has ended; a failure here is logged, never the download's.
   const onDownloadEnd = (end: DownloadEnd) => {
