@@ -6,7 +6,7 @@
 //   (b) resume: a stream ZIP of one RESUME_GIB file cut at 90%, then resumed with Range +
 //       If-Range: origin bytes fetched for the resume over the bytes remaining
 //   (c) the API's peak RSS with CONCURRENT downloads of a stream ZIP at once (RSS_FILES x FILE_MIB)
-//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=5, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
+//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { Writable } from 'node:stream';
@@ -28,7 +28,7 @@ const RESUME_BYTES = Math.round(Number(process.env.RESUME_GIB ?? 2) * 1024 * MiB
 const CONCURRENT = Number(process.env.CONCURRENT ?? 50);
 const RSS_FILES = Number(process.env.RSS_FILES ?? 4);
 const ONLY = process.env.ONLY;
-const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const ROUNDS = Number(process.env.ROUNDS ?? 9);
 const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
 
 const origin = await startOrigin();
