@@ -250,6 +250,7 @@ export class BodyStream extends Readable {
     }
     this.lastDelivery = now;
     if (chunk.length > 0) {
+      this.forgetRead();
       this.pushed.push(chunk.length);
       this.pushedBytes += chunk.length;
     }
@@ -446,7 +447,15 @@ export class BodyStream extends Readable {
    */
   private firstChunkLeft(): number | undefined {
     if (this.readableFlowing === true || this.readableLength === 0) return undefined;
-    // Bytes read off the front since the chunks were counted, whole chunks first.
+    const gone = this.forgetRead();
+    return this.pushed[this.pushedFirst]! - gone;
+  }
+
+  /**
+   * Drops the lengths of the chunks read off the buffer whole (also on every push, so that a
+   * body piped in flowing mode keeps none); the bytes already read of the first one left.
+   */
+  private forgetRead(): number {
     let gone = this.pushedBytes - this.readableLength;
     while (gone > 0 && gone >= this.pushed[this.pushedFirst]!) {
       const length = this.pushed[this.pushedFirst++]!;
@@ -457,7 +466,7 @@ export class BodyStream extends Readable {
       this.pushed.splice(0, this.pushedFirst);
       this.pushedFirst = 0;
     }
-    return this.pushed[this.pushedFirst]! - gone;
+    return gone;
   }
 
   override _read(): void {
