@@ -57,6 +57,7 @@ export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1
  */
 export class SharedBudget {
   private used = 0;
+  /** Archives that stopped for want of room, told once when some is given back. */
   private readonly waiting = new Set<() => void>();
 
   constructor(readonly bytes: number) {}
@@ -73,14 +74,18 @@ export class SharedBudget {
   /** Reserves (positive) or gives back (negative); archives waiting for room are told of room. */
   change(bytes: number): void {
     this.used += bytes;
-    if (bytes < 0) for (const wake of this.waiting) wake();
+    if (bytes >= 0 || this.waiting.size === 0) return;
+    const waiting = [...this.waiting];
+    this.waiting.clear();
+    for (const wake of waiting) wake();
   }
 
-  watch(wake: () => void): void {
+  /** `wake` runs once, the next time room is given back. */
+  wakeOnRoom(wake: () => void): void {
     this.waiting.add(wake);
   }
 
-  unwatch(wake: () => void): void {
+  forget(wake: () => void): void {
     this.waiting.delete(wake);
   }
 }
@@ -147,7 +152,6 @@ export class FetchAhead<T> {
     this.budgetBytes = Math.max(1, options.budgetBytes ?? FETCH_AHEAD_DEFAULTS.budgetBytes);
     this.slice = Math.max(1, Math.floor(this.budgetBytes / this.concurrency));
     this.shared = options.shared ?? null;
-    this.shared?.watch(this.wake);
     this.pump();
   }
 
@@ -170,7 +174,7 @@ export class FetchAhead<T> {
   take(index: number): Promise<T> {
     if (index !== this.nextTake) throw new Error(`fetch-ahead: item ${index} taken out of order (expected ${this.nextTake})`);
     this.nextTake++;
-    if (!this.slots.has(index)) this.start(index, true, this.headReservation(this.reserveFor(this.items[index]!.size))); // the window had not reached it
+    if (!this.slots.has(index)) this.start(index, true); // the window had not reached it
     const slot = this.slots.get(index)!;
     slot.taken = true;
     // The consumer's own pace governs it now: ordinary backpressure plus what it already holds.
@@ -183,7 +187,7 @@ export class FetchAhead<T> {
   /** Drops every body not handed out (their connections are closed). */
   close(): void {
     this.closed = true;
-    this.shared?.unwatch(this.wake);
+    this.shared?.forget(this.wake);
     for (const [index, slot] of this.slots) {
       if (slot.taken) continue;
       this.slots.delete(index);
@@ -210,17 +214,15 @@ export class FetchAhead<T> {
       const want = this.reserveFor(this.items[index]!.size);
       // The budgets hold, except that the body next in line may always be opened.
       if (index > this.nextTake && ((this.reserved > 0 && this.reserved + want > this.budgetBytes) || !this.sharedFits(want))) break;
-      this.start(index, false, index === this.nextTake ? this.headReservation(want) : want);
+      this.start(index, false);
     }
   }
 
+  /** Whether the shared budget has room for `bytes`; if not, this archive is pumped when it has. */
   private sharedFits(bytes: number): boolean {
-    return this.shared === null || this.shared.fits(bytes);
-  }
-
-  /** The body next in line: its whole reservation, or a short lead when the shared budget is spent. */
-  private headReservation(want: number): number {
-    return this.sharedFits(want) ? want : Math.min(want, LEAD_WHILE_FAST);
+    if (this.shared === null || this.shared.fits(bytes)) return true;
+    this.shared.wakeOnRoom(this.wake);
+    return false;
   }
 
   /** Changes this archive's reservations (and the shared budget's). */
@@ -247,6 +249,7 @@ export class FetchAhead<T> {
   private offerSegments(): void {
     if (!this.bandwidthBound || this.closed) return;
     let considered = 0;
+    const full = () => this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes || !this.sharedFits(this.slice);
     for (const [index, slot] of this.held) {
       if (considered >= 2) return;
       if (slot.released) continue;
@@ -258,7 +261,6 @@ export class FetchAhead<T> {
       considered++;
       // Worth it while a slice or more is not asked for; the first cut needs two (one stays with the main response).
       while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * this.slice)) {
-        const full = () => this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes || !this.sharedFits(this.slice);
         if (full() && !(considered === 1 && this.reclaimFor(index))) return;
         if (full()) continue;
         const bytes = body.addSegment(this.slice);
@@ -290,11 +292,13 @@ export class FetchAhead<T> {
     return false;
   }
 
-  private start(index: number, forConsumer: boolean, reservation: number): void {
+  private start(index: number, forConsumer: boolean): void {
     const item = this.items[index]!;
     if (index >= this.nextOpen) this.nextOpen = index + 1;
+    const want = this.reserveFor(item.size);
     const slot: Slot<T> = {
-      reserved: reservation,
+      // Only the body next in line opens without room in the shared budget: with a short lead.
+      reserved: this.sharedFits(want) ? want : Math.min(want, LEAD_WHILE_FAST),
       segmentsReserved: 0,
       opening: null as unknown as Promise<T>,
       body: null,
