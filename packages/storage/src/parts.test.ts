@@ -17,6 +17,11 @@ async function cutAll(data: Buffer, partSize: number, pool = new PartBufferPool(
     chunks.push(data.subarray(at, at + n));
     at += n;
   }
+  return partsOf(cutter, chunks);
+}
+
+/** Writes `chunks` through `cutter` and collects copies of its parts, releasing each at once. */
+async function partsOf(cutter: PartCutter, chunks: Buffer[]): Promise<Buffer[]> {
   const parts: Buffer[] = [];
   const feeding = pipeline(Readable.from(chunks), cutter);
   for await (const part of cutter as AsyncIterable<Buffer>) {
@@ -123,14 +128,7 @@ describe('freeing written chunks', () => {
     const chunks = [...ownChunks.slice(0, 6), ...slices, pooled, ...ownChunks.slice(6)];
     const expected = Buffer.concat(chunks);
     const sharedCopy = Buffer.from(shared);
-    const cutter = new PartCutter(partSize, 2, new PartBufferPool(1024 * KiB), { freeWrittenChunks: true });
-    const parts: Buffer[] = [];
-    const feeding = pipeline(Readable.from(chunks), cutter);
-    for await (const part of cutter as AsyncIterable<Buffer>) {
-      parts.push(Buffer.from(part));
-      releasePart(part);
-    }
-    await feeding;
+    const parts = await partsOf(new PartCutter(partSize, 2, new PartBufferPool(1024 * KiB), { freeWrittenChunks: true }), chunks);
     expect(Buffer.concat(parts).equals(expected)).toBe(true);
     // Detached: their memory was handed back, they read as empty.
     for (const chunk of ownChunks) expect([chunk.length, chunk.buffer.byteLength]).toEqual([0, 0]);
