@@ -109,6 +109,7 @@ export class LayoutReader {
     return this.ahead?.peakBufferedBytes ?? 0;
   }
 
+  /** The slices' bytes; each chunk is the caller's (never kept or reused here), so it may be freed once written. */
   async *bytes(slices: SegmentSlice[]): AsyncGenerator<Buffer> {
     // Small pieces (records, tiny bodies) are gathered into one chunk: 70,000 entries would
     // otherwise cost 200,000 writes.
