@@ -22,6 +22,8 @@ afterAll(async () => {
 interface SlowOrigin extends TestOrigin {
   /** Most requests being answered at once. */
   maxInFlight: number;
+  /** Requests being answered (this one included) as each arrived. */
+  arrivals: number[];
   /** Responses whose connection closed before their body was sent whole. */
   abandoned: number;
   inFlight: number;
@@ -32,12 +34,13 @@ interface SlowOrigin extends TestOrigin {
  * with an ETag and Range support; `/<index>` listed in `cutForGood` always stops at half.
  */
 async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: number; cutForGood?: number[]; noRanges?: boolean }): Promise<SlowOrigin> {
-  const state = { maxInFlight: 0, abandoned: 0, inFlight: 0 };
+  const state = { maxInFlight: 0, abandoned: 0, inFlight: 0, arrivals: [] as number[] };
   const o = await startOrigin((req: http.IncomingMessage, res: http.ServerResponse) => {
     const index = Number(req.url!.slice(1));
     const whole = files[index]!;
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    state.arrivals.push(state.inFlight);
     // In flight from the request's arrival until its last byte is sent (the client may reuse its
     // slot as soon as it has read that byte), or until its connection closes unfinished.
     let done = false;
@@ -83,6 +86,7 @@ async function slowOrigin(files: Buffer[], opts: { delayMs: number; pieceMs: num
     maxInFlight: { get: () => state.maxInFlight },
     abandoned: { get: () => state.abandoned },
     inFlight: { get: () => state.inFlight },
+    arrivals: { get: () => state.arrivals },
   });
   origins.push(o);
   return o as SlowOrigin;
@@ -183,6 +187,39 @@ describe('FetchAhead against a slow origin', () => {
     expect(await settled(bound, 900 * KiB)).toBeGreaterThan(900 * KiB);
     expect((await readAll((await bound.take(1)).stream)).equals(files[1]!)).toBe(true);
     bound.close();
+  });
+
+  it('frees the connection of a body read whole ahead before the consumer reads it', async () => {
+    // Each body fills its reservation exactly: its source must still be let to end.
+    const files = Array.from({ length: 3 }, (_, i) => bytes(100 * KiB, i + 1));
+    const o = await slowOrigin(files, { delayMs: 5, pieceMs: 0 });
+    const ahead = aheadOver(fetcher(), o.base, files, { concurrency: 1, budgetBytes: 1 << 20 });
+    for (let i = 0; i < 100 && o.arrivals.length < files.length; i++) await new Promise((r) => setTimeout(r, 10));
+    // One connection: the next request opened only once the body before it had ended.
+    expect(o.arrivals).toEqual([1, 1, 1]);
+    for (let i = 0; i < files.length; i++) expect((await readAll((await ahead.take(i)).stream)).equals(files[i]!)).toBe(true);
+    ahead.close();
+  });
+
+  it('does not let requests of unknown size hold a slice each while they wait for their headers', async () => {
+    // Slices of 1 MiB; bodies of 200 KiB whose size is known only from their responses. The
+    // consumer reads nothing yet: the bodies fetched ahead sit in the budget (16 x 200 KiB fit).
+    const files = Array.from({ length: 16 }, (_, i) => bytes(200 * KiB, i + 1));
+    const o = await slowOrigin(files, { delayMs: 40, pieceMs: 0 });
+    const f = fetcher();
+    const ahead = new FetchAhead<OpenedBody>(
+      files.map((_, i) => ({ size: null, open: () => f.openBody(`${o.base}/${i}`, {}) })),
+      (opened) => opened.stream,
+      { concurrency: 4, budgetBytes: 4 << 20, measure: true },
+    );
+    for (let i = 0; i < 200 && o.arrivals.length < files.length; i++) await new Promise((r) => setTimeout(r, 10));
+    // The last four requests still went at once: a request not yet answered reserves a short
+    // lead, not a slice (with a slice each, the 2.4 MiB of bodies already in leave room for one).
+    expect(o.arrivals).toHaveLength(files.length);
+    expect(Math.max(...o.arrivals.slice(-4))).toBe(4);
+    for (let i = 0; i < files.length; i++) expect((await readAll((await ahead.take(i)).stream)).equals(files[i]!)).toBe(true);
+    expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(4 << 20);
+    ahead.close();
   });
 
   it('holds archives sharing a budget to it together, each body next in line opened with a short lead', async () => {

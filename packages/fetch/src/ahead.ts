@@ -3,23 +3,29 @@
  * consumed one after another, in archive order, but requested ahead of their turn, with at
  * most `concurrency` connections busy and at most `budgetBytes` of bodies buffered at once.
  *
- * Every body is given a reservation of the budget before its request opens: a body known (or,
- * once its headers arrive, found) to fit in one slice (budget / concurrency) is read whole into
- * its reservation, and its connection is free for the next request as soon as the body is in; a
- * larger or unsized body reads one slice ahead and then waits for its turn (body.ts closes a
+ * Every body is given a reservation of the budget before its request opens (of its size, or a
+ * short lead when its size is not known yet, set to what it needs once its headers arrive, as
+ * far as the budget has room): a body that fits in one slice (budget / concurrency) is read
+ * whole into its reservation, and its connection is free for the next request as soon as the
+ * body is in; a larger or unsized body reads one slice ahead and then waits for its turn (body.ts closes a
  * connection held back that long before any idle timeout, and continues it by range when read).
  * A reservation is given back when its body has been consumed. So an archive of many small files
  * from a distant origin costs about (files / concurrency) round trips instead of one per file,
  * and the bytes handed out are exactly the bodies, in order.
  *
  * Ranged mode: when the consumer has waited on the body it reads (its bytes arrive slower than
- * it reads them: a distant or capped origin, not loopback), the archive is taken as
- * bandwidth-bound, and connections go first to the current or next body, if it is large and its
- * origin serves ranges: its bytes not yet asked for are fetched as slice-sized segments on
- * connections of their own (BodyStream.addSegment), each reserved from the budget until handed
- * on. Bodies opened further ahead let their connection go (and the budget they have not filled)
- * for it, to be continued by range when read. A body read as fast as it arrives (its read-ahead
- * fills) ends the bandwidth-bound state.
+ * it reads them), more connections may bring them faster (a distant or capped origin), or not (a
+ * busy machine, a saturated link). A probe tells which: the consumer's pace is measured for a
+ * moment, then again with two more connections (two segments of the body, or two bodies ahead
+ * filling their reservations); only if it reads half as fast again with them is ranged mode kept
+ * on, else the next probe waits (5 s, doubling). Measured at the consumer, not at the sockets
+ * (new connections filling their buffers always look fast), and after the wait that started it
+ * (a pace measured over the very wait that was noticed would be the low of a passing dip). While it is on, connections go first to the current or next
+ * body, if it is large and its origin serves ranges: its bytes not yet asked for are fetched as
+ * slice-sized segments on connections of their own (BodyStream.addSegment), each reserved from
+ * the budget until handed on; bodies opened further ahead fill their reservations, or let their
+ * connection go (and the budget they have not filled) for it, to be continued by range when
+ * read. A body read as fast as it arrives (its read-ahead fills) turns ranged mode off.
  *
  * The scheduler does not fetch by itself: each item says how its body is opened (the fetcher's
  * openBody, with whatever validators, ranges and retries the caller uses), so the packer's
@@ -104,6 +110,31 @@ const MAX_BODIES_AHEAD = 1024;
  * pass the bytes through memory once more, out of the CPU's caches (docs/decisions.md).
  */
 const LEAD_WHILE_FAST = 256 * 1024;
+/** Connections a probe adds. */
+const PROBE_WIDTH = 2;
+/** How much faster bytes must arrive during a probe than before it for ranged mode to stay on. */
+const PROBE_GAIN = 1.5;
+/**
+ * The consumer's pace is measured until it has read a slice (half a second at most), then with
+ * the probe's connections until it has read a slice per connection (a second at most).
+ */
+const PROBE_MIN_MS = 100;
+const BASELINE_MAX_MS = 500;
+const PROBE_MAX_MS = 1000;
+const PROBE_TICK_MS = 50;
+/** After a probe that found no gain, the next one waits this long, doubling up to the max. */
+const PROBE_RETRY_MS = 5000;
+const PROBE_RETRY_MAX_MS = 60_000;
+
+interface Probe {
+  /** When this stage began (the measure before, or the probe), and the bytes read by then. */
+  since: number;
+  consumed: number;
+  /** Bytes per ms the consumer read before the probe's connections (0: being measured). */
+  before: number;
+  segments: number;
+  timer: NodeJS.Timeout;
+}
 
 interface Slot<T> {
   reserved: number;
@@ -117,8 +148,9 @@ interface Slot<T> {
   taken: boolean;
   /** The reservation was given back. */
   released: boolean;
-  /** A body larger than its reservation: reads only `LEAD_WHILE_FAST` ahead until bandwidth-bound. */
+  /** A body larger than its reservation: reads only `LEAD_WHILE_FAST` ahead unless ranged mode is on (or probed with it). */
   partial: boolean;
+  probeLead: boolean;
 }
 
 export class FetchAhead<T> {
@@ -135,8 +167,13 @@ export class FetchAhead<T> {
   private busy = 0;
   private reserved = 0;
   private closed = false;
-  /** The consumer waits on the network: large bodies are worth fetching as several ranges. */
-  private bandwidthBound = false;
+  /** The consumer waits on the network, and more connections bring bytes faster: large bodies are fetched as several ranges. */
+  private ranged: 'off' | 'measuring' | 'probing' | 'on' = 'off';
+  private probe: Probe | null = null;
+  private noProbeUntil = 0;
+  private probeRetryMs = PROBE_RETRY_MS;
+  /** Bytes read by the consumer of the bodies given back. */
+  private releasedConsumed = 0;
   private pumpQueued = false;
   /** Bodies opened whose reservation is still held. */
   private readonly live = new Set<Readable>();
@@ -188,6 +225,7 @@ export class FetchAhead<T> {
   close(): void {
     this.closed = true;
     this.shared?.forget(this.wake);
+    this.endProbe();
     for (const [index, slot] of this.slots) {
       if (slot.taken) continue;
       this.slots.delete(index);
@@ -198,8 +236,12 @@ export class FetchAhead<T> {
     }
   }
 
+  /**
+   * A body's reservation: its size up to a slice, or (`size` null: not known before its headers)
+   * a short lead, so that requests waiting for their first byte do not hold the budget from others.
+   */
   private reserveFor(size: number | null): number {
-    return size === null ? this.slice : Math.max(Math.min(size, this.slice), Math.min(BODY_OVERHEAD, this.slice));
+    return Math.max(Math.min(size ?? LEAD_WHILE_FAST, this.slice), Math.min(BODY_OVERHEAD, this.slice));
   }
 
   private pump(): void {
@@ -216,6 +258,12 @@ export class FetchAhead<T> {
       if (index > this.nextTake && ((this.reserved > 0 && this.reserved + want > this.budgetBytes) || !this.sharedFits(want))) break;
       this.start(index, false);
     }
+  }
+
+  /** As much of `bytes` as both budgets have room for now. */
+  private roomFor(bytes: number): number {
+    const shared = this.shared === null ? Infinity : this.shared.bytes - this.shared.usedBytes;
+    return Math.max(0, Math.min(bytes, this.budgetBytes - this.reserved, shared));
   }
 
   /** Whether the shared budget has room for `bytes`; if not, this archive is pumped when it has. */
@@ -247,7 +295,7 @@ export class FetchAhead<T> {
    * and budget allow; the first may take them from bodies further ahead.
    */
   private offerSegments(): void {
-    if (!this.bandwidthBound || this.closed) return;
+    if ((this.ranged !== 'probing' && this.ranged !== 'on') || this.closed) return;
     let considered = 0;
     const full = () => this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes || !this.sharedFits(this.slice);
     for (const [index, slot] of this.held) {
@@ -263,8 +311,10 @@ export class FetchAhead<T> {
       while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * this.slice)) {
         if (full() && !(considered === 1 && this.reclaimFor(index))) return;
         if (full()) continue;
+        if (this.probe && this.probe.segments >= PROBE_WIDTH) return;
         const bytes = body.addSegment(this.slice);
         if (bytes === 0) break;
+        if (this.probe) this.probe.segments++;
         slot.segmentsReserved += bytes;
         this.reserve(bytes);
       }
@@ -306,6 +356,7 @@ export class FetchAhead<T> {
       taken: forConsumer,
       released: false,
       partial: false,
+      probeLead: false,
     };
     this.reserve(slot.reserved);
     this.busy++;
@@ -326,6 +377,7 @@ export class FetchAhead<T> {
       slot.released = true;
       this.held.delete(index);
       if (slot.body) this.live.delete(slot.body);
+      if (slot.taken && slot.body) this.releasedConsumed += consumedOf(slot.body);
       this.reserve(-(slot.reserved + slot.segmentsReserved));
       slot.segmentsReserved = 0;
       freeConnection();
@@ -347,12 +399,12 @@ export class FetchAhead<T> {
           return opened;
         }
         if (body instanceof BodyStream) {
-          // Now that the length is known, keep only what the body needs.
-          const needed = this.reserveFor(body.fetched ? body.readableLength : remainingOf(opened, body));
-          if (needed < slot.reserved) {
-            this.reserve(needed - slot.reserved);
-            slot.reserved = needed;
-          }
+          // Now that the length is known (or known to be unknown: a slice), reserve what the body needs.
+          const left = body.fetched ? body.readableLength : remainingOf(opened, body);
+          const needed = left === null ? this.slice : this.reserveFor(left);
+          const change = needed < slot.reserved ? needed - slot.reserved : this.roomFor(needed - slot.reserved);
+          this.reserve(change);
+          slot.reserved += change;
           slot.partial = !wholeFits(opened, body, slot.reserved);
           body.readAhead = slot.partial ? this.leadOf(slot) : slot.reserved;
           holdConnections(body.requests);
@@ -366,17 +418,11 @@ export class FetchAhead<T> {
             this.pumpSoon();
           });
           body.on('starved', () => {
-            if (!slot.taken || this.bandwidthBound) return;
-            this.bandwidthBound = true;
-            // The bodies ahead may now fill their reservations.
-            for (const other of this.held.values()) {
-              if (other.partial && !other.released && other.body instanceof BodyStream) other.body.readAhead = Math.max(other.body.readAhead, this.leadOf(other));
-            }
-            this.pumpSoon();
+            if (slot.taken && this.ranged === 'off' && performance.now() >= this.noProbeUntil) this.startProbe();
           });
-          // Read as fast as it arrives: not bandwidth-bound (any more).
+          // Read as fast as it arrives: not bandwidth-bound (any more). A probe under way decides by itself.
           body.on('held', () => {
-            if (slot.taken) this.bandwidthBound = false;
+            if (slot.taken && this.ranged === 'on') this.rangedOff();
           });
         }
         if (this.options.measure) this.watch(body);
@@ -402,7 +448,77 @@ export class FetchAhead<T> {
   /** How far a body larger than its reservation reads ahead now. */
   private leadOf(slot: Slot<T>): number {
     const full = Math.max(0, slot.reserved - CHUNK_SLACK);
-    return this.bandwidthBound ? full : Math.min(LEAD_WHILE_FAST, full);
+    return this.ranged === 'on' || slot.probeLead ? full : Math.min(LEAD_WHILE_FAST, full);
+  }
+
+  /** Partial bodies not yet read (up to `most`) read ahead as far as `leadOf` now says. */
+  private setLeads(most = Infinity): number {
+    let n = 0;
+    for (const slot of this.held.values()) {
+      if (n >= most) break;
+      if (!slot.partial || slot.taken || slot.released || !(slot.body instanceof BodyStream)) continue;
+      if (most !== Infinity) slot.probeLead = true;
+      slot.body.readAhead = this.leadOf(slot);
+      n++;
+    }
+    return n;
+  }
+
+  /** Bytes the consumer has read so far. */
+  private consumed(): number {
+    let sum = this.releasedConsumed;
+    for (const slot of this.held.values()) if (slot.taken && slot.body) sum += consumedOf(slot.body);
+    return sum;
+  }
+
+  /** The body being read waits on its origin: measure its pace, then try two more connections (see the top of this file). */
+  private startProbe(): void {
+    this.ranged = 'measuring';
+    const timer = setInterval(() => this.checkProbe(), PROBE_TICK_MS);
+    timer.unref();
+    this.probe = { since: performance.now(), consumed: this.consumed(), before: 0, segments: 0, timer };
+  }
+
+  private checkProbe(): void {
+    const probe = this.probe;
+    if (!probe) return;
+    const now = performance.now();
+    const elapsed = now - probe.since;
+    const read = this.consumed() - probe.consumed;
+    if (this.ranged === 'measuring') {
+      if (elapsed < PROBE_MIN_MS || (read < this.slice && elapsed < BASELINE_MAX_MS)) return;
+      Object.assign(probe, { since: now, consumed: probe.consumed + read, before: read / elapsed });
+      this.ranged = 'probing';
+      this.offerSegments();
+      // Nothing to split: bodies ahead fill their reservations instead; nothing at all: no probe.
+      if (probe.segments === 0 && this.setLeads(PROBE_WIDTH) === 0) return this.rangedOff();
+      return this.pumpSoon();
+    }
+    if (elapsed < PROBE_MIN_MS || (read < (PROBE_WIDTH + 1) * this.slice && elapsed < PROBE_MAX_MS)) return;
+    if (read / elapsed >= PROBE_GAIN * probe.before) {
+      this.endProbe();
+      this.ranged = 'on';
+      this.probeRetryMs = PROBE_RETRY_MS;
+      this.setLeads();
+      this.pumpSoon();
+    } else {
+      this.rangedOff();
+      this.noProbeUntil = now + this.probeRetryMs;
+      this.probeRetryMs = Math.min(2 * this.probeRetryMs, PROBE_RETRY_MAX_MS);
+    }
+  }
+
+  private endProbe(): void {
+    if (this.probe) clearInterval(this.probe.timer);
+    this.probe = null;
+  }
+
+  private rangedOff(): void {
+    this.endProbe();
+    if (this.ranged === 'off') return;
+    this.ranged = 'off';
+    for (const slot of this.held.values()) slot.probeLead = false;
+    this.setLeads();
   }
 
   private watch(body: Readable): void {
@@ -426,6 +542,11 @@ function remainingOf(opened: unknown, body: BodyStream): number | null {
   const size = (opened as { size?: number | null }).size;
   if (typeof size !== 'number') return null;
   return Math.max(0, size - body.received + body.readableLength);
+}
+
+/** Bytes of a body its consumer has read. */
+function consumedOf(body: Readable): number {
+  return body instanceof BodyStream ? body.received - body.readableLength : 0;
 }
 
 function wholeFits(opened: unknown, body: BodyStream, reserved: number): boolean {

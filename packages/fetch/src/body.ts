@@ -377,7 +377,8 @@ export class BodyStream extends Readable {
         return this.handOver();
       }
       this.deliver(chunk);
-      if (!this.roomAhead()) this.holdSource(source);
+      // A source whose last byte is in is left to end (its connection is then free), full or not.
+      if (!this.roomAhead() && this.received < this.sourceEnd) this.holdSource(source);
     });
     source.once('end', () => {
       if (source !== this.source) return;

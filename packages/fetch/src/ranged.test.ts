@@ -27,6 +27,8 @@ const KiB = 1024;
 interface PacedOptions {
   /** Each response sends 16 KiB pieces this far apart (a per-connection rate cap); null: all at once. */
   pieceMs: number | null;
+  /** The pace is the origin's, shared by all its connections (a saturated link or a busy server). */
+  sharedPace?: boolean;
   /** Validators: a strong ETag and/or Last-Modified (per file, from its version). */
   etag?: boolean;
   lastModified?: boolean;
@@ -52,6 +54,13 @@ async function pacedOrigin(files: Buffer[], opts: PacedOptions): Promise<PacedOr
   const gets = new Map<number, number>();
   const perFile = new Map<number, number>();
   let segmentCut = false;
+  let nextPiece = 0;
+  const pause = () => {
+    if (!opts.sharedPace) return opts.pieceMs ?? 0;
+    const now = performance.now();
+    nextPiece = Math.max(nextPiece, now) + opts.pieceMs!;
+    return nextPiece - now;
+  };
   const o = await startOrigin((req: http.IncomingMessage, res: http.ServerResponse) => {
     const index = Number(req.url!.slice(1));
     const n = (gets.get(index) ?? 0) + 1;
@@ -112,7 +121,7 @@ async function pacedOrigin(files: Buffer[], opts: PacedOptions): Promise<PacedOr
         return void res.end(piece);
       }
       res.write(piece);
-      setTimeout(send, opts.pieceMs ?? 0);
+      setTimeout(send, pause());
     };
     send();
   });
@@ -162,7 +171,8 @@ const SLICE = BUDGET / CONCURRENCY;
 
 describe('ranged mode', () => {
   it('gives the bytes of the file, in order, for many sizes and segment boundaries', async () => {
-    const sizes = [2 * SLICE, 2 * SLICE + 1, 3 * SLICE - 1, 3 * SLICE, 5 * SLICE + 12_345, 9 * SLICE + 7, 1_000_003];
+    // The first file is long enough for ranged mode to be found worth it; it stays on for the rest.
+    const sizes = [24 * SLICE, 2 * SLICE, 2 * SLICE + 1, 3 * SLICE - 1, 3 * SLICE, 5 * SLICE + 12_345, 9 * SLICE + 7, 1_000_003];
     const files = sizes.map((size, i) => bytes(size, i + 1));
     const o = await pacedOrigin(files, { pieceMs: 4, etag: true });
     const ahead = aheadOver(fetcher(), o.base, files, { concurrency: CONCURRENCY, budgetBytes: BUDGET });
@@ -292,6 +302,24 @@ describe('ranged mode', () => {
 });
 
 describe('ranged mode stays off', () => {
+  it('when two more connections bring the bytes no faster (a pace shared by every connection)', async () => {
+    const file = bytes(48 * SLICE, 31);
+    const segmentsFrom = async (sharedPace: boolean) => {
+      const o = await pacedOrigin([file], { pieceMs: 4, sharedPace, etag: true });
+      const ahead = aheadOver(fetcher(), o.base, [file], { concurrency: CONCURRENCY, budgetBytes: BUDGET });
+      const { bytes: got, error } = await readBody(ahead, (await ahead.take(0)).stream, BUDGET);
+      expect(error).toBeNull();
+      expect(got.equals(file)).toBe(true);
+      ahead.close();
+      // Segments end before the file does (the main response, continued, runs to its end).
+      return segmentRequests(o, 0).filter((r) => !r.headers.range!.endsWith(`-${file.length - 1}`)).length;
+    };
+    // Each connection paced on its own: the probe's two segments bring more, and ranged mode stays on.
+    expect(await segmentsFrom(false)).toBeGreaterThan(6);
+    // One pace for all: the probe's two segments and no more (the next probe waits 5 s).
+    expect(await segmentsFrom(true)).toBe(2);
+  });
+
   it('for a body of unknown length (chunked), which cannot be split', async () => {
     const file = bytes(12 * SLICE + 1, 77);
     const o = await startOrigin((_req, res) => {
