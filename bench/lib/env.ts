@@ -54,6 +54,8 @@ export interface BenchEnv {
   env: Record<string, string>;
   /** The s3rver process. */
   s3Pid: number;
+  /** Milliseconds s3rver took to answer the last CompleteMultipartUpload of `key`, once it has. */
+  completionMs(key: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -66,6 +68,11 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
   await migrate(databaseUrl);
   const s3 = spawnTs('bench/lib/s3-server.ts', [`/tmp/ap-bench-s3-${process.pid}`, 'bench']);
   const { endpoint } = await firstLine<{ endpoint: string }>(s3);
+  const completions = new Map<string, number>();
+  createInterface({ input: s3.stdout! }).on('line', (line) => {
+    const { completed, ms } = JSON.parse(line) as { completed?: string; ms?: number };
+    if (completed !== undefined && ms !== undefined) completions.set(completed, ms);
+  });
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -87,6 +94,13 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
   return {
     env,
     s3Pid: s3.pid!,
+    async completionMs(key) {
+      // Its line may trail the answer by a moment.
+      for (let i = 0; i < 100 && !completions.has(key); i++) await new Promise((r) => setTimeout(r, 10));
+      const found = completions.get(key);
+      if (found === undefined) throw new Error(`s3rver reported no completion for ${key}`);
+      return found;
+    },
     async close() {
       s3.kill('SIGTERM');
       await new Promise((r) => s3.once('exit', r));
