@@ -205,7 +205,8 @@ describe('FetchAhead against a slow origin', () => {
     // Slices of 1 MiB; bodies of 200 KiB whose size is known only from their responses. The
     // consumer reads nothing yet: the bodies fetched ahead sit in the budget (16 x 200 KiB fit).
     const files = Array.from({ length: 16 }, (_, i) => bytes(200 * KiB, i + 1));
-    const o = await slowOrigin(files, { delayMs: 40, pieceMs: 0 });
+    // Answers 100 ms late: the four requests of a round are all in flight when the last arrives.
+    const o = await slowOrigin(files, { delayMs: 100, pieceMs: 0 });
     const f = fetcher();
     const ahead = new FetchAhead<OpenedBody>(
       files.map((_, i) => ({ size: null, open: () => f.openBody(`${o.base}/${i}`, {}) })),
