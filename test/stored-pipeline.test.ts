@@ -186,6 +186,19 @@ describe('downloads', () => {
     expect((await call(stack.url, 'GET', `/download/${otherSecret}`)).body.error.code).toBe('INVALID_TOKEN');
   });
 
+  it('answers an object that cannot be read with the JSON error envelope, not with the head of the ZIP it meant to send', async () => {
+    const jobId = await createJob({ files: [{ url: origin.set('/lost.bin', { body: bytesOf(22, 1000) }) }] });
+    const job = await waitForJob(stack.url, key, jobId);
+    const zip = await stack.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
+    await stack.ctx.store.deleteMany([zip.objectKey!]);
+    const res = await call(stack.url, 'GET', `/download/${job.download_url.split('/download/')[1]}`);
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('content-disposition')).toBeNull();
+    expect(res.headers.get('etag')).not.toBe(`"${zip.etag}"`);
+    expect(res.body).toEqual({ success: false, error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+  });
+
   it('after expires_at: links answer EXPIRED_TOKEN, download_url is null, the sweeper deletes the object, the status stays', async () => {
     const jobId = await createJob({ files: [{ url: origin.set('/expiring.bin', { body: bytesOf(21, 1000) }) }] });
     const job = await waitForJob(stack.url, key, jobId);

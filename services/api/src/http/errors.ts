@@ -19,6 +19,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // A route may have set a ZIP's head before it failed (a download whose object read failed):
+    // the envelope is JSON, not an attachment of that ZIP (res.json keeps a type already set).
+    for (const name of ['Content-Type', 'Content-Disposition', 'Content-Range', 'Content-Length', 'ETag', 'Last-Modified', 'Accept-Ranges']) res.removeHeader(name);
     if (err instanceof ApiError) {
       res.set(err.headers);
       res.status(err.status).json(errorEnvelope(err.code, err.message));
