@@ -418,7 +418,7 @@ export class FetchAhead<T> {
             this.pumpSoon();
           });
           body.on('starved', () => {
-            if (slot.taken && this.ranged === 'off' && performance.now() >= this.noProbeUntil) this.startProbe();
+            if (slot.taken && !this.closed && this.ranged === 'off' && performance.now() >= this.noProbeUntil) this.startProbe();
           });
           // Read as fast as it arrives: not bandwidth-bound (any more). A probe under way decides by itself.
           body.on('held', () => {
