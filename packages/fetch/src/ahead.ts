@@ -73,8 +73,13 @@ export class SharedBudget {
     return this.used;
   }
 
+  /** Bytes not reserved now (negative once archives' next bodies opened past it). */
+  room(): number {
+    return this.bytes - this.used;
+  }
+
   fits(bytes: number): boolean {
-    return this.used + bytes <= this.bytes;
+    return bytes <= this.room();
   }
 
   /** Reserves (positive) or gives back (negative); archives waiting for room are told of room. */
@@ -262,8 +267,7 @@ export class FetchAhead<T> {
 
   /** As much of `bytes` as both budgets have room for now. */
   private roomFor(bytes: number): number {
-    const shared = this.shared === null ? Infinity : this.shared.bytes - this.shared.usedBytes;
-    return Math.max(0, Math.min(bytes, this.budgetBytes - this.reserved, shared));
+    return Math.max(0, Math.min(bytes, this.budgetBytes - this.reserved, this.shared?.room() ?? Infinity));
   }
 
   /** Whether the shared budget has room for `bytes`; if not, this archive is pumped when it has. */
@@ -451,17 +455,16 @@ export class FetchAhead<T> {
     return this.ranged === 'on' || slot.probeLead ? full : Math.min(LEAD_WHILE_FAST, full);
   }
 
-  /** Partial bodies not yet read (up to `most`) read ahead as far as `leadOf` now says. */
-  private setLeads(most = Infinity): number {
-    let n = 0;
+  /** Bodies opened ahead, not yet read, and larger than their reservation, in archive order. */
+  private *partialAhead(): Generator<Slot<T> & { body: BodyStream }> {
     for (const slot of this.held.values()) {
-      if (n >= most) break;
-      if (!slot.partial || slot.taken || slot.released || !(slot.body instanceof BodyStream)) continue;
-      if (most !== Infinity) slot.probeLead = true;
-      slot.body.readAhead = this.leadOf(slot);
-      n++;
+      if (slot.partial && !slot.taken && !slot.released && slot.body instanceof BodyStream) yield slot as Slot<T> & { body: BodyStream };
     }
-    return n;
+  }
+
+  /** Partial bodies ahead read ahead as far as `leadOf` now says. */
+  private setLeads(): void {
+    for (const slot of this.partialAhead()) slot.body.readAhead = this.leadOf(slot);
   }
 
   /** Bytes the consumer has read so far. */
@@ -490,8 +493,15 @@ export class FetchAhead<T> {
       Object.assign(probe, { since: now, consumed: probe.consumed + read, before: read / elapsed });
       this.ranged = 'probing';
       this.offerSegments();
-      // Nothing to split: bodies ahead fill their reservations instead; nothing at all: no probe.
-      if (probe.segments === 0 && this.setLeads(PROBE_WIDTH) === 0) return this.rangedOff();
+      if (probe.segments === 0) {
+        // Nothing to split: the next bodies read in part fill their reservations instead; none: no probe.
+        const ahead = [...this.partialAhead()].slice(0, PROBE_WIDTH);
+        if (ahead.length === 0) return this.rangedOff();
+        for (const slot of ahead) {
+          slot.probeLead = true;
+          slot.body.readAhead = this.leadOf(slot);
+        }
+      }
       return this.pumpSoon();
     }
     if (elapsed < PROBE_MIN_MS || (read < (PROBE_WIDTH + 1) * this.slice && elapsed < PROBE_MAX_MS)) return;
