@@ -48,7 +48,7 @@ const config = loadConfig();
 const db = createDb(config.DATABASE_URL);
 const children: { kill(): unknown }[] = [origin.child];
 const store = createObjectStore(storageConfig(config));
-/** Each upload starts alike: the previous object deleted and its bytes flushed to disk. */
+/** Each upload starts alike: the previous object deleted and the machine's dirty pages (Postgres's among them) flushed to disk. */
 const settle = async (key: string) => {
   await store.deleteMany([key]);
   execFileSync('sync');

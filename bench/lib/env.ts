@@ -2,7 +2,9 @@
 // Redis prefix, s3rver in a child process, and helpers to run the real services as processes.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
@@ -59,6 +61,33 @@ export interface BenchEnv {
   close(): Promise<void>;
 }
 
+/**
+ * Where the benches' s3rver keeps its files: in memory (tmpfs) when the machine has it, as
+ * the curl baselines write to /dev/null. On this VM's disk, s3rver's join of a job's parts
+ * took 1.4 s for 500 MiB whose parts had come in over 13 s, against 0.15 s when they had come
+ * in at once: the kernel's dirty-page throttling, not the service (bench/README.md, "The S3
+ * stand-in's disk"). BENCH_S3_DIR=/tmp puts it back on disk.
+ */
+const S3_DATA_ROOT = process.env.BENCH_S3_DIR ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+
+/** Files left by a bench that was killed (in memory, when under /dev/shm): its process is gone. */
+function removeStaleS3Dirs(): void {
+  for (const name of readdirSync(S3_DATA_ROOT)) {
+    const pid = /^ap-bench-s3-(\d+)$/.exec(name)?.[1];
+    if (pid === undefined || isAlive(Number(pid))) continue;
+    rmSync(path.join(S3_DATA_ROOT, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Sets process.env for the real config module and returns it for child services too. */
 export async function startBenchEnv(extra: Record<string, string> = {}): Promise<BenchEnv> {
   const base = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
@@ -66,7 +95,8 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
   const databaseUrl = base.toString();
   await ensureDatabase(databaseUrl);
   await migrate(databaseUrl);
-  const s3 = spawnTs('bench/lib/s3-server.ts', [`/tmp/ap-bench-s3-${process.pid}`, 'bench']);
+  removeStaleS3Dirs();
+  const s3 = spawnTs('bench/lib/s3-server.ts', [path.join(S3_DATA_ROOT, `ap-bench-s3-${process.pid}`), 'bench']);
   const { endpoint } = await firstLine<{ endpoint: string }>(s3);
   const completions = new Map<string, number>();
   createInterface({ input: s3.stdout! }).on('line', (line) => {
