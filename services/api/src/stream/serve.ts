@@ -9,11 +9,11 @@ import { findFetchError, type Fetcher } from '@ap/fetch';
 import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
-import { freeChunk } from '@ap/storage';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
+import { BatchedWriter } from './batched-writer';
 
 export interface StreamDeps {
   db: Db;
@@ -81,19 +81,19 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     let sent = 0;
     let closed = false;
     res.once('close', () => (closed = true));
+    // Written straight to the response in batches: no stream between the reader and the
+    // socket (bench:stream (a), docs/decisions.md "Stream mode").
+    const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
     try {
-      // Written straight to the response, waiting for 'drain' when it is full: no stream
-      // between the reader and the socket (bench:stream (a), docs/decisions.md "Stream mode").
-      // Each chunk's memory is freed once the socket has taken it: bodies read ahead would
-      // otherwise wait for a full GC.
       for await (const chunk of reader.bytes(slices)) {
         if (closed || res.destroyed) break;
         sent += chunk.length;
-        metrics.streamBytesSentTotal.inc(chunk.length);
-        if (!res.write(chunk, () => freeChunk(chunk))) await drained(res);
+        await out.write(chunk);
       }
+      out.flush();
       if (!closed) res.end();
     } catch (err) {
+      out.flush();
       // The client sees a truncated transfer.
       res.destroy();
       if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId }, 'stream download failed');
@@ -148,16 +148,6 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
   }
 }
 
-/** Resolves when the response can take more, or has closed. */
-function drained(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done).off('close', done);
-      resolve();
-    };
-    res.on('drain', done).on('close', done);
-  });
-}
 
 function clientLeft(err: unknown): boolean {
   return findFetchError(err)?.kind === 'aborted' || (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE';
