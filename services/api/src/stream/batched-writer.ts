@@ -9,7 +9,7 @@ export const WRITE_BATCH_MAX_MS = 5;
  * Writes a stream download's chunks to its response in batches: corked until about
  * WRITE_BATCH_BYTES are in or the first of them has waited WRITE_BATCH_MAX_MS, then sent
  * together. Fewer, larger writes cost the API less CPU per byte than one write per socket
- * chunk (docs/decisions.md "Stream mode"). Backpressure: after a full batch, `write` waits
+ * chunk (docs/decisions.md "Fetching ahead"). Backpressure: after a full batch, `write` waits
  * until the response has drained.
  */
 export class BatchedWriter {

@@ -82,7 +82,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     let closed = false;
     res.once('close', () => (closed = true));
     // Written straight to the response in batches: no stream between the reader and the
-    // socket (bench:stream (a), docs/decisions.md "Stream mode").
+    // socket (bench:stream (a), docs/decisions.md "Fetching ahead").
     const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
     try {
       for await (const chunk of reader.bytes(slices)) {
