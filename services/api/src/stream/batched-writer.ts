@@ -47,7 +47,7 @@ export class BatchedWriter {
 }
 
 /** Resolves once `res` has drained, or closed. */
-export function drained(res: Writable): Promise<void> {
+function drained(res: Writable): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done).off('close', done);
