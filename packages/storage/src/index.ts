@@ -15,7 +15,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PartCutter, partBuffers, releasePart } from './parts';
 
-export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
+export { freeChunk, PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 
 export interface StorageConfig {
   endpoint?: string;

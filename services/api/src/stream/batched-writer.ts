@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { freeChunk } from '@ap/storage';
 
 /** Bytes a download's chunks are gathered into before the socket takes them (one writev). */
 const WRITE_BATCH_BYTES = 256 * 1024;
@@ -9,12 +10,15 @@ export const WRITE_BATCH_MAX_MS = 5;
  * Writes a stream download's chunks to its response in batches: corked until about
  * WRITE_BATCH_BYTES are in or the first of them has waited WRITE_BATCH_MAX_MS, then sent
  * together. Fewer, larger writes cost the API less CPU per byte than one write per socket
- * chunk (docs/decisions.md "Fetching ahead"). Backpressure: after a full batch, `write` waits
- * until the response has drained.
+ * chunk (docs/decisions.md "Fetching ahead"). Once the socket has taken a batch, its chunks'
+ * memory is freed (`freeChunk`): left to the GC, it starts a full collection for every 64 MiB
+ * sent. Backpressure: after a full batch, `write` waits until the response has drained.
  */
 export class BatchedWriter {
   private batched = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** The batch's chunks; the last is written by `flush`, with the callback that frees them all. */
+  private chunks: Buffer[] = [];
 
   constructor(
     private readonly res: Writable,
@@ -23,11 +27,12 @@ export class BatchedWriter {
   ) {}
 
   async write(chunk: Buffer): Promise<void> {
-    if (this.batched === 0) {
+    if (this.chunks.length === 0) {
       this.res.cork();
       this.timer = setTimeout(() => this.flush(), WRITE_BATCH_MAX_MS);
     }
-    this.res.write(chunk);
+    if (this.chunks.length > 0) this.res.write(this.chunks.at(-1));
+    this.chunks.push(chunk);
     this.batched += chunk.length;
     if (this.batched < WRITE_BATCH_BYTES) return;
     this.flush();
@@ -36,11 +41,14 @@ export class BatchedWriter {
 
   /** Sends what is batched now. */
   flush(): void {
-    if (this.batched === 0) return;
+    if (this.chunks.length === 0) return;
     clearTimeout(this.timer!);
     this.timer = null;
     const bytes = this.batched;
+    const chunks = this.chunks;
     this.batched = 0;
+    this.chunks = [];
+    this.res.write(chunks.at(-1), () => chunks.forEach(freeChunk));
     this.res.uncork();
     this.onFlush(bytes);
   }
