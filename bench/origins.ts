@@ -29,7 +29,7 @@ import { fetcherOptions, storageConfig } from '@ap/runtime';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { newZipFile } from '@ap/zip';
 import { freePort } from '../scripts/embedded';
-import { firstLine, ms, peakRssMiB, resetPeakRss, spawnTs, startBenchEnv, startService } from './lib/env';
+import { firstLine, ms, peakRssMiB, resetPeakRss, rssFigure, spawnTs, startBenchEnv, startService } from './lib/env';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -229,7 +229,7 @@ try {
           `${c.label}, fetch concurrency ${concurrency}:`,
           `    curl --parallel-max 8  ${MBps(c.bytes, parallelMs)}  (${(parallelMs / 1000).toFixed(1)} s)` + (serialMs ? `;  one curl per file in turn ${MBps(c.bytes, serialMs)}  (${(serialMs / 1000).toFixed(1)} s)` : ''),
           `    writer  ${MBps(zipBytes, writerMs)}  ratio ${ratio(writerMs)}` + (serialMs ? ` (vs serial curl ${(serialMs / writerMs).toFixed(2)})` : '') + `  peak buffered ${(peakBuffered / MiB).toFixed(1)} MiB`,
-          `    stored  ${MBps(storedBytes, storedMs)}  ratio ${ratio(storedMs)}  packer peak RSS ${packerRss.toFixed(0)} MiB = ${((packerRss * MiB) / 1e6).toFixed(0)} MB;  ` +
+          `    stored  ${MBps(storedBytes, storedMs)}  ratio ${ratio(storedMs)}  packer peak RSS ${rssFigure(packerRss)};  ` +
             `preparing ${(phases.preparing / 1000).toFixed(1)} s, packing ${(phases.packing / 1000).toFixed(1)} s, completing ${(phases.completing / 1000).toFixed(1)} s`,
           `    plain upload of ${(storedBytes / MiB).toFixed(0)} MiB into the same s3rver  ${MBps(storedBytes, uploadMs)} (${(uploadMs / 1000).toFixed(1)} s, of which ${(completionMs / 1000).toFixed(1)} s joining the parts on completion);  ` +
             `stored against min(curl, plain upload): ratio ${(Math.max(parallelMs, uploadMs) / storedMs).toFixed(2)};  ` +

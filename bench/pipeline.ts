@@ -19,7 +19,7 @@ import { writeArchive } from '@ap/archive';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/runtime';
 import { freePort } from '../scripts/embedded';
-import { cpuSeconds, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
 
 const FILES = Number(process.env.FILES ?? 64);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
@@ -233,7 +233,7 @@ try {
     const bigGib = BIG_BYTES / 2 ** 30;
     const peak = peakRssMiB(packer.pid!);
     console.log(
-      `(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${peak.toFixed(0)} MiB = ${((peak * 2 ** 20) / 1e6).toFixed(0)} MB (target <= 200 MB); ` +
+      `(c) one ${BIG_BYTES / 1024 ** 3} GiB bin (${parts} files): packer peak RSS ${rssFigure(peak)} (target <= 200 MB); ` +
         `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}, ` +
         `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / bigGib).toFixed(2)} s/GiB, ${((minorFaults(packer.pid!) - faults0) / bigGib).toFixed(0)} page faults/GiB`,
     );

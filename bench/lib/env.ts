@@ -150,6 +150,9 @@ export function peakRssMiB(pid: number): number {
   return Number(/(\d+)/.exec(line)![1]) / 1024;
 }
 
+/** A peak RSS in MiB as the benches print it: also in MB, the unit of the 200 MB targets. */
+export const rssFigure = (mib: number): string => `${mib.toFixed(0)} MiB = ${((mib * 2 ** 20) / 1e6).toFixed(0)} MB`;
+
 /** CPU time (user + system) a process has used so far, in seconds (Linux: /proc/<pid>/stat). */
 export function cpuSeconds(pid: number): number {
   const fields = procStat(pid);

@@ -30,8 +30,9 @@ export class BatchedWriter {
     if (this.chunks.length === 0) {
       this.res.cork();
       this.timer = setTimeout(() => this.flush(), WRITE_BATCH_MAX_MS);
+    } else {
+      this.res.write(this.chunks.at(-1));
     }
-    if (this.chunks.length > 0) this.res.write(this.chunks.at(-1));
     this.chunks.push(chunk);
     this.batched += chunk.length;
     if (this.batched < WRITE_BATCH_BYTES) return;

@@ -74,8 +74,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       await reader.prepare(slices);
     } catch (err) {
       abort.abort();
-      // Not a ZIP after all: the error envelope goes out without the download's headers.
-      for (const h of ['Content-Type', 'Content-Disposition', 'Content-Range', 'Content-Length', 'ETag', 'Last-Modified', 'Accept-Ranges']) res.removeHeader(h);
+      // Not a ZIP after all: the error handler drops the download's headers for the envelope.
       throw upstreamError(err);
     }
     let sent = 0;
