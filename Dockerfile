@@ -1,6 +1,6 @@
 # One image for every service; the command picks the service (docker-compose.yml, k8s/).
-# The Node version is pinned here once; docs/decisions.md "Operations" says why Node 20.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# The Node version is pinned here once; docs/decisions.md "Operations" says why Node 24.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # A C compiler for packages/crc32 (the CRC-32 addon, built by `pnpm install` against this
@@ -22,7 +22,6 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 # The environment scripts/services.ts gives every service (a test compares).
 ENV MALLOC_MMAP_THRESHOLD_=131072
-ENV AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 WORKDIR /app
 # Owned by root and read-only to the service user.
 COPY --from=build /runtime /app

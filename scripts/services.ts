@@ -38,13 +38,10 @@ export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
 /**
  * Environment of every service process (also set in the Dockerfile). A fixed mmap threshold
  * turns off glibc's sliding one, so freed multi-MiB buffers (upload parts) go back to the OS
- * instead of staying in the heap. The AWS SDK's notice that its releases after January 2027
- * need Node 22 is recorded in docs/decisions.md "Operations" (Node 20 or 22) instead of being
- * printed, 9 lines, at every start.
+ * instead of staying in the heap.
  */
 export const SERVICE_ENV: Record<string, string> = {
   MALLOC_MMAP_THRESHOLD_: '131072',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
 /** The bundle of a service, relative to the repository root. */

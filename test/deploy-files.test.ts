@@ -110,7 +110,7 @@ describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
 
   it('pins Node once and builds the runtime files in a stage of its own', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20\.\d+\.\d+-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24\.\d+\.\d+-bookworm-slim$/m);
     expect(dockerfile.match(/^FROM .*$/gm)).toEqual(['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE} AS runtime']);
     expect(dockerfile).toMatch(/^RUN pnpm install --frozen-lockfile && pnpm build:runtime \/runtime$/m);
   });

@@ -1,5 +1,5 @@
 // `pnpm install` warns about every package whose `engines.node` excludes the running Node. The
-// project declares Node >= 20.19 (package.json) and ships 20 (Dockerfile, CI), so every
+// project declares Node >= 24 (package.json) and ships 24 (Dockerfile, CI), so every
 // package in the lockfile must admit both; docs/decisions.md "Operations" has the choice.
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';

@@ -11,9 +11,6 @@ import { bytesUploadedTotal } from './metrics';
 // ZIP entry times are MS-DOS local times: every replica must agree on "local" so that a job's
 // archive bytes (and stream ETags) do not depend on the machine that built them.
 process.env.TZ = 'UTC';
-// The AWS SDK's documented switch for its "versions after January 2027 need Node >= 22" notice,
-// otherwise printed (9 lines) at every service start; docs/decisions.md "Operations".
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** What every service process holds: its config and one client per backing service. */
 export interface ServiceContext {
