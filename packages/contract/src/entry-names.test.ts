@@ -18,7 +18,7 @@ const rejected = (name: string) => {
 
 describe('validateGivenFilename', () => {
   it('accepts names and folder paths', () => {
-    for (const name of ['a.txt', 'folder/empty.txt', 'a/b/c d.pdf', 'résumé.bin', '.hidden', 'x', 'a..b', '...', 'C', 'é'.repeat(127)]) {
+    for (const name of ['a.txt', 'folder/empty.txt', 'a/b/c d.pdf', 'résumé.bin', '.hidden', 'x', 'a..b', 'C', 'é'.repeat(127)]) {
       expect({ name, ok: validateGivenFilename(name).ok }).toEqual({ name, ok: true });
     }
   });
@@ -264,5 +264,51 @@ describe('createEntryNameDeduper (incremental)', () => {
     const names = ['a.txt', 'a.txt', 'a (1).txt'];
     const d = createEntryNameDeduper(names);
     expect(names.map((n) => d.take(n))).toEqual(['a.txt', 'a (2).txt', 'a (1).txt']);
+  });
+});
+
+describe('names that break extraction', () => {
+  it.each([
+    ['CON', 'device'],
+    ['nul.txt', 'device'],
+    ['docs/Com1.tar.gz', 'device'],
+    ['LPT9', 'device'],
+    ['aux/readme.md', 'device'],
+    ['report.', 'dot or a space'],
+    ['report ', 'dot or a space'],
+    ['folder./a.txt', 'dot or a space'],
+    ['\u202egpj.exe', 'bidirectional'],
+    ['a\u2066b.txt', 'bidirectional'],
+  ])('rejects the given filename %j', (name, reason) => {
+    expect(rejected(name)).toContain(reason);
+  });
+
+  it.each(['CONSOLE.txt', 'COM0', 'LPT10', 'nul_file', 'icon.png', 'a.b', '.bashrc', 'a/b.c/d'])('still accepts %j', (name) => {
+    expect(validateGivenFilename(name)).toEqual({ ok: true });
+  });
+
+  it.each([
+    ['CON', '_CON'],
+    ['nul.txt', '_nul.txt'],
+    ['report. . ', 'report'],
+    ['  spaced name .pdf  ', 'spaced name .pdf'],
+    ['\u202egpj.exe', 'gpj.exe'],
+    ['x\u2067y\u2069.txt', 'xy.txt'],
+    ['dir/COM3.log...', '_COM3.log'],
+  ])('sanitises the derived name %j to %j', (raw, expected) => {
+    expect(sanitizeDerivedName(raw)).toBe(expected);
+  });
+
+  it('sanitises names from Content-Disposition and the URL the same way', () => {
+    expect(deriveEntryName({ contentDisposition: "attachment; filename*=UTF-8''%E2%80%AEgpj.exe", index: 1 })).toBe('gpj.exe');
+    expect(deriveEntryName({ contentDisposition: 'attachment; filename="PRN.pdf"', index: 1 })).toBe('_PRN.pdf');
+    expect(deriveEntryName({ finalUrl: 'https://example.com/files/aux.', index: 2 })).toBe('_aux');
+    expect(deriveEntryName({ contentDisposition: 'attachment; filename=". ."', finalUrl: 'https://example.com/', index: 3 })).toBe('file-3');
+  });
+
+  it('keeps a cut derived name free of a trailing space', () => {
+    const name = sanitizeDerivedName(`${'a'.repeat(254)} b`);
+    expect(utf8Length(name)).toBeLessThanOrEqual(255);
+    expect(name).toMatch(/a$/);
   });
 });

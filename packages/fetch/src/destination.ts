@@ -6,7 +6,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import { bareHost, classifyAddress, isLocalhostName, PRIVATE_HINT, type LookupFunction } from './guard';
+import { bareHost, classifyAddress, isLocalhostName, isMetadataVerdict, PRIVATE_HINT, type LookupFunction } from './guard';
 
 export type DestinationVerdict =
   /** `private`: every address is loopback/private (allowed only with ALLOW_PRIVATE_URLS=true). */
@@ -32,9 +32,10 @@ export async function checkDestination(url: URL, options: { allowPrivate: boolea
     const verdict = classifyAddress(address);
     if (verdict.allowed) continue;
     anyPrivate = true;
-    if (!options.allowPrivate) {
+    const metadata = isMetadataVerdict(verdict);
+    if (!options.allowPrivate || metadata) {
       const article = /^[aeiou]/i.test(verdict.label) ? 'an' : 'a';
-      return { ok: false, error: `${host} is ${article} ${verdict.label} address, which is refused (${PRIVATE_HINT})` };
+      return { ok: false, error: `${host} is ${article} ${verdict.label} address, which is refused (${metadata ? 'always' : PRIVATE_HINT})` };
     }
   }
   return { ok: true, private: anyPrivate };

@@ -56,6 +56,7 @@ const LABELS: Record<string, string> = {
   invalid: 'invalid',
 };
 
+const METADATA_LABEL = 'cloud metadata';
 const METADATA = new Set(['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200']);
 
 function ipv4FromParts(hi: number, lo: number): ipaddr.IPv4 {
@@ -70,11 +71,12 @@ export function classifyAddress(address: string, allowList: readonly CidrRange[]
   } catch {
     return { allowed: false, range: 'invalid', label: 'invalid' };
   }
+  // Metadata first: no allow-list entry opens it (decisions.md "Hostile origins and outages").
+  if (METADATA.has(addr.toNormalizedString()) || METADATA.has(addr.toString())) {
+    return { allowed: false, range: addr.range(), label: METADATA_LABEL };
+  }
   for (const [net, bits] of allowList) {
     if (addr.kind() === net.kind() && addr.match(net, bits)) return { allowed: true, range: 'allowListed', label: 'allow-listed' };
-  }
-  if (METADATA.has(addr.toNormalizedString()) || METADATA.has(addr.toString())) {
-    return { allowed: false, range: addr.range(), label: 'cloud metadata' };
   }
   let range: string = addr.range();
   if (addr instanceof ipaddr.IPv6) {
@@ -92,6 +94,21 @@ export function classifyAddress(address: string, allowList: readonly CidrRange[]
   return { allowed: false, range, label: LABELS[range] ?? range };
 }
 
+/** True for a cloud metadata address, also one embedded in an IPv6 form. */
+export function isMetadataVerdict(verdict: AddressVerdict): boolean {
+  return verdict.label.startsWith(METADATA_LABEL);
+}
+
+/**
+ * The guard's verdict on one address: `classifyAddress`, except that ALLOW_PRIVATE_URLS=true
+ * opens every refused range but cloud metadata, which stays refused always.
+ */
+export function verdictFor(address: string, guard: GuardOptions): AddressVerdict {
+  const verdict = classifyAddress(address, guard.allowList);
+  if (verdict.allowed || !guard.allowPrivate || isMetadataVerdict(verdict)) return verdict;
+  return { allowed: true, range: verdict.range, label: `${verdict.label} (allowed by ALLOW_PRIVATE_URLS)` };
+}
+
 export type CidrRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 export function parseAllowList(cidrs: readonly string[] | undefined): CidrRange[] {
@@ -104,9 +121,10 @@ export function blockedError(address: string, verdict: AddressVerdict, viaName?:
   const label = verdict.label;
   const article = /^[aeiou]/i.test(label) ? 'an' : 'a';
   const user = viaName ? `blocked: resolves to ${article} ${label} address` : `blocked: ${article} ${label} address`;
+  const hint = isMetadataVerdict(verdict) ? 'refused always' : PRIVATE_HINT;
   const detail = viaName
-    ? `blocked: ${viaName} resolves to ${address}, ${article} ${label} address (${PRIVATE_HINT})`
-    : `blocked: address ${address} is ${article} ${label} address (${PRIVATE_HINT})`;
+    ? `blocked: ${viaName} resolves to ${address}, ${article} ${label} address (${hint})`
+    : `blocked: address ${address} is ${article} ${label} address (${hint})`;
   return new FetchError('blocked', user, { retryable: false, detail });
 }
 
@@ -129,12 +147,12 @@ export function checkUrl(url: URL, guard: GuardOptions): FetchError | undefined 
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return new FetchError('protocol', `unsupported protocol ${url.protocol}`, { retryable: false });
   }
-  if (guard.allowPrivate) return undefined;
   const host = bareHost(url.hostname);
   if (net.isIP(host) !== 0) {
-    const verdict = classifyAddress(host, guard.allowList);
+    const verdict = verdictFor(host, guard);
     return verdict.allowed ? undefined : blockedError(host, verdict);
   }
+  if (guard.allowPrivate) return undefined;
   if (isLocalhostName(host)) return blockedError(host, { allowed: false, range: 'loopback', label: 'loopback' }, host);
   return undefined;
 }
@@ -146,13 +164,12 @@ export interface GuardOptions {
 
 /** Wraps a dns.lookup-compatible function so it only ever yields allowed addresses. */
 export function guardLookup(base: LookupFunction, guard: GuardOptions): LookupFunction {
-  if (guard.allowPrivate) return base;
   return (hostname, options, callback) => {
     base(hostname, options, (err, address, family) => {
       if (err) return callback(err, address, family);
       const list = Array.isArray(address) ? address.map((a) => a.address) : [address];
       for (const a of list) {
-        const verdict = classifyAddress(a, guard.allowList);
+        const verdict = verdictFor(a, guard);
         if (!verdict.allowed) return callback(blockedError(a, verdict, hostname) as NodeJS.ErrnoException, '', 0);
       }
       if (list.length === 0) {
@@ -178,22 +195,20 @@ function guardedCreateConnection(
   options: ConnectionOptions,
   callback?: (err: Error | null, stream: Duplex) => void,
 ): Duplex | null | undefined {
-  if (!guard.allowPrivate) {
-    const host = bareHost(String(options.host ?? options.hostname ?? ''));
-    if (net.isIP(host) !== 0) {
-      const verdict = classifyAddress(host, guard.allowList);
-      if (!verdict.allowed) {
-        // Node's Agent accepts the error through the callback when nothing is returned.
-        callback?.(blockedError(host, verdict), undefined as unknown as Duplex);
-        return undefined;
-      }
+  const host = bareHost(String(options.host ?? options.hostname ?? ''));
+  if (net.isIP(host) !== 0) {
+    const verdict = verdictFor(host, guard);
+    if (!verdict.allowed) {
+      // Node's Agent accepts the error through the callback when nothing is returned.
+      callback?.(blockedError(host, verdict), undefined as unknown as Duplex);
+      return undefined;
     }
   }
   const socket = superCreate({ ...options, lookup }, callback);
-  if (!guard.allowPrivate && socket instanceof net.Socket) {
+  if (socket instanceof net.Socket) {
     socket.once('connect', () => {
       const peer = socket.remoteAddress;
-      const verdict = peer === undefined ? undefined : classifyAddress(peer, guard.allowList);
+      const verdict = peer === undefined ? undefined : verdictFor(peer, guard);
       if (peer === undefined || (verdict && !verdict.allowed)) {
         socket.destroy(blockedError(peer ?? 'unknown', verdict ?? { allowed: false, range: 'invalid', label: 'unknown' }));
       }
