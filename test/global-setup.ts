@@ -43,5 +43,8 @@ export default async function globalSetup(): Promise<void> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     // Tests that exercise the limit set their own.
     RATE_LIMIT_PER_MINUTE: '100000',
+    UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '100000',
+    // Tests stand in for clients behind a proxy on loopback.
+    TRUSTED_PROXIES: '127.0.0.1,::1',
   });
 }

@@ -11,7 +11,7 @@ import { createPreparerProcessor } from '@ap/preparer';
 import { createWorker, type Worker } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/runtime';
 import { downloadUrlSigner } from '@ap/tokens';
-import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
+import { createDeliveryProcessor, createDeliverySender, WEBHOOK_WORKER_CONCURRENCY } from '@ap/webhooks';
 import { testConfig } from './helpers';
 
 export interface Stack {
@@ -57,7 +57,7 @@ export async function startStack(
       downloadUrl: downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET),
     });
     closers.push(() => sender.close());
-    workers.push(createWorker('webhook', createDeliveryProcessor(sender), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 8, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
+    workers.push(createWorker('webhook', createDeliveryProcessor(sender), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: WEBHOOK_WORKER_CONCURRENCY, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
   }
   return {
     url,

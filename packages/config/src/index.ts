@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Thrown when the environment is invalid; `problems` holds one line per bad variable. */
@@ -34,6 +35,20 @@ const port = z.coerce
 
 const positiveInt = z.coerce.number({ error: 'must be a whole number' }).int({ error: 'must be a whole number' }).positive({ error: 'must be greater than 0' });
 
+/** Comma-separated IP addresses or CIDRs (`10.0.0.0/8`, `::1`). */
+const addressList = z
+  .string()
+  .transform((v) => v.split(',').map((item) => item.trim()).filter(Boolean))
+  .refine((items) => items.every(isAddressOrCidr), { error: 'must be a comma-separated list of IP addresses or CIDRs' });
+
+function isAddressOrCidr(item: string): boolean {
+  const [address = '', bits, extra] = item.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
 const schema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   REDIS_URL: url(['redis:', 'rediss:']),
@@ -55,6 +70,10 @@ const schema = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . -' }).default('ap'),
   // Tuning knobs with safe defaults (not part of the fixed operator interface).
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+  // Requests with a missing or unknown API key per client address and minute, counted before any lookup.
+  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+  // Proxies whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated; none by default.
+  TRUSTED_PROXIES: addressList.default([]),
   PACKER_CONCURRENCY: positiveInt.default(2),
   PREPARER_CONCURRENCY: positiveInt.default(2),
   PROBE_CONCURRENCY: positiveInt.default(32),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '@ap/db';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, enqueueSoon, type WorkQueues } from './queues';
 import { insertJobFiles } from './files';
 import { newZipId } from './ids';
 
@@ -24,7 +24,8 @@ export const needsPreparing = (job: { mode: string; maxZipSizeBytes: bigint | nu
 
 /**
  * Writes the job, its files and (for plain stored jobs) its single ZIP in one transaction, then
- * enqueues it. An enqueue that fails leaves `enqueued_at` null, and the reconciler picks it up.
+ * enqueues it in the background. An enqueue that fails (or is skipped while Redis is down)
+ * leaves `enqueued_at` null, and the reconciler picks it up.
  */
 export async function createJob(
   db: Db,
@@ -65,12 +66,14 @@ export async function createJob(
     }
     await insertJobFiles(tx, id, input.files, zipId);
   });
-  try {
-    if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });
-    else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
-    await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
-  } catch (err) {
-    onEnqueueError(err);
-  }
+  enqueueSoon(
+    queues,
+    async () => {
+      if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });
+      else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
+      await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
+    },
+    onEnqueueError,
+  );
   return id;
 }

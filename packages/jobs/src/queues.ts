@@ -5,6 +5,8 @@ export interface WorkQueues {
   prepare: Queue<PreparePayload>;
   pack: Queue<PackPayload>;
   webhook: Queue<WebhookDeliveryPayload>;
+  /** The Redis connection is up: an enqueue now would not wait for a reconnect. */
+  ready(): boolean;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,7 @@ export function createWorkQueues(redis: Redis, prefix: string): WorkQueues {
     prepare,
     pack,
     webhook,
+    ready: () => redis.status === 'ready',
     async close() {
       await Promise.all([prepare.close(), pack.close(), webhook.close()]);
     },
@@ -44,3 +47,16 @@ export const enqueue = {
   delivery: (queues: Pick<WorkQueues, 'webhook'>, payload: WebhookDeliveryPayload, delayMs = 0) =>
     addOnce(queues.webhook, 'webhook', jobIds.webhook(payload), payload, delayMs),
 };
+
+/**
+ * Runs `work` (enqueue, then mark enqueued) without holding the caller: a request answers from
+ * its Postgres commit alone. While Redis is not connected nothing is tried (commands would queue
+ * until it is back); the reconciler enqueues what is left (decisions.md "Hostile origins and outages").
+ */
+export function enqueueSoon(queues: Pick<WorkQueues, 'ready'>, work: () => Promise<void>, onError: (err: unknown) => void): void {
+  if (!queues.ready()) {
+    onError(new Error('redis is not connected'));
+    return;
+  }
+  work().catch(onError);
+}

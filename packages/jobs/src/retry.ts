@@ -4,7 +4,7 @@ import { needsPreparing } from './create';
 import { assignJobFilesToBin, clearFileErrors, resetJobFiles } from './files';
 import { newZipId } from './ids';
 import { deleteJobObjects } from './objects';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, enqueueSoon, type WorkQueues } from './queues';
 
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
 
@@ -15,7 +15,7 @@ export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
  * The status check and the reset are one conditional update, so concurrent retries run once.
  */
 export async function retryJob(
-  deps: { db: Db; queues: WorkQueues; store: ObjectStore },
+  deps: { db: Db; queues: WorkQueues; store: ObjectStore; onEnqueueError?: (err: unknown) => void },
   jobId: string,
   userId: string,
   fromCheckpoint: boolean,
@@ -63,8 +63,15 @@ export async function retryJob(
   });
   if (!won) return 'not-failed';
 
-  if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
-  for (const zipId of binsToRun) await enqueue.pack(queues, { jobId, zipId, attempt });
-  await db.job.update({ where: { id: jobId }, data: { enqueuedAt: new Date() } });
+  // In the background, as at creation: `enqueued_at` stays null until it is done, for the reconciler.
+  enqueueSoon(
+    queues,
+    async () => {
+      if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
+      for (const zipId of binsToRun) await enqueue.pack(queues, { jobId, zipId, attempt });
+      await db.job.update({ where: { id: jobId }, data: { enqueuedAt: new Date() } });
+    },
+    deps.onEnqueueError ?? (() => undefined),
+  );
   return 'retried';
 }

@@ -5,13 +5,14 @@
 // within 10 s is success; redirects are not followed; failures are retried on the schedule.
 import http from 'node:http';
 import https from 'node:https';
-import type { Processor } from 'bullmq';
+import { DelayedError, type Processor } from 'bullmq';
 import type { Db } from '@ap/db';
 import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents, type GuardOptions } from '@ap/fetch';
 import type { WebhookEventBody } from '@ap/contract';
 import type { Logger } from '@ap/log';
 import { jobIds, type Queue, type WebhookDeliveryPayload } from '@ap/queue';
 import { withDownloadUrls } from './body';
+import { BUSY_WEBHOOK_DELAY_MS, discardResponseBody, InFlightPerWebhook } from './limits';
 import { DELIVERY_TIMEOUT_MS, nextRetryDelayMs } from './schedule';
 import { signatureHeader } from './signature';
 import { signingSecrets } from './store';
@@ -30,10 +31,11 @@ export interface DeliveryDeps {
   retryBaseMs: number;
   downloadUrl(zipId: string, expiresAt: Date): string;
   /** Told the outcome of every attempt made (the integrator counts archive_webhook_deliveries_total{result} here). */
-  onAttempt?: (outcome: Exclude<AttemptOutcome, 'skipped'>) => void;
+  onAttempt?: (outcome: Exclude<AttemptOutcome, 'skipped' | 'busy'>) => void;
 }
 
-export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped';
+/** `busy`: the webhook has its most deliveries in flight; nothing was sent, the message waits. */
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped' | 'busy';
 
 export interface DeliverySender {
   send(payload: WebhookDeliveryPayload): Promise<AttemptOutcome>;
@@ -43,8 +45,18 @@ export interface DeliverySender {
 export function createDeliverySender(deps: DeliveryDeps): DeliverySender {
   const guard: GuardOptions = { allowPrivate: deps.allowPrivate, allowList: [] };
   const agents = createGuardedAgents({ guard, freeSocketTimeoutMs: 5_000 });
+  const inFlight = new InFlightPerWebhook();
   return {
-    send: (payload) => attempt(deps, agents, guard, payload),
+    async send(payload) {
+      const target = await deps.db.webhookDelivery.findUnique({ where: { id: payload.deliveryId }, select: { webhookId: true } });
+      if (!target) return 'skipped';
+      if (!inFlight.tryTake(target.webhookId)) return 'busy';
+      try {
+        return await attempt(deps, agents, guard, payload);
+      } finally {
+        inFlight.release(target.webhookId);
+      }
+    },
     close() {
       agents.http.destroy();
       agents.https.destroy();
@@ -53,8 +65,13 @@ export function createDeliverySender(deps: DeliveryDeps): DeliverySender {
 }
 
 export function createDeliveryProcessor(sender: DeliverySender): Processor<WebhookDeliveryPayload> {
-  return async (message) => {
-    await sender.send(message.data);
+  return async (message, token) => {
+    const outcome = await sender.send(message.data);
+    if (outcome === 'busy') {
+      // Not a failure: the message waits without holding a worker slot (BullMQ's documented way).
+      await message.moveToDelayed(Date.now() + BUSY_WEBHOOK_DELAY_MS * (1 + Math.random()), token);
+      throw new DelayedError();
+    }
   };
 }
 
@@ -164,10 +181,8 @@ function post(target: string, body: Buffer, headers: Record<string, string>, age
       const status = res.statusCode ?? 0;
       const error = status >= 200 && status < 300 ? null : status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
       finish({ status, error });
-      // The receiver's body is not needed; a short one is drained so the socket can be reused.
-      res.on('error', () => undefined);
-      res.resume();
-      setTimeout(() => res.destroy(), 1_000).unref();
+      // The receiver's body is not needed: at most 64 KiB of it is read, so the socket of a short one can be reused.
+      void discardResponseBody(res);
     });
     req.on('error', (err) => finish({ status: null, error: describeError(err) }));
     req.end(body);

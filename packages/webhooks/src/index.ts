@@ -15,3 +15,4 @@ export {
   type DeliveryRow,
 } from './store';
 export { createDeliverySender, createDeliveryProcessor, WEBHOOK_USER_AGENT, type DeliveryDeps, type DeliverySender, type AttemptOutcome } from './deliver';
+export { MAX_IN_FLIGHT_PER_WEBHOOK, RESPONSE_BODY_MAX_BYTES, WEBHOOK_WORKER_CONCURRENCY, discardResponseBody } from './limits';

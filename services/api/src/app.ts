@@ -10,6 +10,7 @@ import { announceDeliveries, type WorkQueues } from '@ap/jobs';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
 import { perKeyRateLimit } from './http/rate-limit';
+import { limitUnauthenticated } from './http/unauthenticated-limit';
 import { jobsRouter } from './routes/jobs';
 import { downloadRouter } from './routes/download';
 import { errorHandler, notFoundHandler } from './http/errors';
@@ -38,7 +39,8 @@ export interface AppOptions {
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // X-Forwarded-For is believed only from the proxies the operator names (decisions.md "Hostile origins and outages").
+  app.set('trust proxy', ctx.config.TRUSTED_PROXIES.length ? ctx.config.TRUSTED_PROXIES : false);
   app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
   app.use(httpMetrics());
   // No upgrade-insecure-requests: over plain http on any host but localhost it sends the
@@ -94,7 +96,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const loginThrottle = createLoginThrottle(ctx.redis, ctx.config.REDIS_PREFIX, { ...LOGIN_THROTTLE_DEFAULTS, ...options.loginThrottle });
   app.use('/auth', authRouter(ctx.db, ctx.config.SESSION_SECRET, loginThrottle));
   const protect = [
-    authenticate(ctx.db, ctx.config.SESSION_SECRET),
+    limitUnauthenticated(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE, authenticate(ctx.db, ctx.config.SESSION_SECRET)),
     perKeyRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),
   ];
   const downloadUrl = downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET);

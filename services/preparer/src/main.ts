@@ -3,7 +3,7 @@ import { createWorkQueues, startMaintenance } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { downloadUrlSigner } from '@ap/tokens';
-import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
+import { createDeliveryProcessor, createDeliverySender, WEBHOOK_WORKER_CONCURRENCY } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';
 
 const ctx = createServiceContext('preparer', loadConfig());
@@ -28,7 +28,7 @@ const deliveries = createDeliverySender({
   onAttempt: (result) => metrics.webhookDeliveriesTotal.inc({ result }),
 });
 const webhookWorker = createWorker('webhook', createDeliveryProcessor(deliveries), ctx.redis, ctx.config.REDIS_PREFIX, {
-  concurrency: 16,
+  concurrency: WEBHOOK_WORKER_CONCURRENCY,
   lockDuration: ctx.config.WORKER_LOCK_MS,
   stalledInterval: ctx.config.WORKER_LOCK_MS,
   log: ctx.log,

@@ -2,9 +2,11 @@
 // counted in Redis so every API replica sees the same counts.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '@ap/contract';
 import type { Redis } from '@ap/queue';
+import { clientAddress } from './client-address';
+import { sharedLimiter, type SharedLimiter } from './shared-limiter';
 
 export interface LoginThrottleLimits {
   /** Login attempts per email per window; a successful login clears its email's count. */
@@ -34,14 +36,11 @@ export interface LoginThrottle {
 /** Emails are kept in Redis as a digest: no addresses of users in key names. */
 const emailKey = (email: string) => createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
 
-/** Express's `req.ip` honours X-Forwarded-For only from the proxies `trust proxy` names. */
-const addressOf = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
-
 export function createLoginThrottle(redis: Redis, prefix: string, limits: LoginThrottleLimits = LOGIN_THROTTLE_DEFAULTS): LoginThrottle {
-  const byEmail = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:login:email`, points: limits.perEmail, duration: limits.windowSeconds });
-  const byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:login:addr`, points: limits.perAddress, duration: limits.windowSeconds });
+  const byEmail = sharedLimiter(redis, `${prefix}:login:email`, limits.perEmail, limits.windowSeconds);
+  const byAddress = sharedLimiter(redis, `${prefix}:login:addr`, limits.perAddress, limits.windowSeconds);
 
-  async function consume(limiter: RateLimiterRedis, key: string, what: string): Promise<void> {
+  async function consume(limiter: SharedLimiter, key: string, what: string): Promise<void> {
     try {
       await limiter.consume(key);
     } catch (rejection) {
@@ -54,7 +53,7 @@ export function createLoginThrottle(redis: Redis, prefix: string, limits: LoginT
 
   return {
     async attempt(req, email) {
-      const address = addressOf(req);
+      const address = clientAddress(req);
       const account = emailKey(email);
       await consume(byAddress, address, 'from this address');
       await consume(byEmail, account, 'for this account');

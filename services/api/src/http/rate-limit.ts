@@ -1,9 +1,29 @@
 import type { Request, RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { rateLimit, type ClientRateLimitInfo, type Store } from 'express-rate-limit';
 import { errorEnvelope } from '@ap/contract';
 import type { Redis } from '@ap/queue';
 import { authOf } from './auth';
+import { sharedLimiter, type SharedLimiter } from './shared-limiter';
+
+const WINDOW_SECONDS = 60;
+
+/** express-rate-limit's counting done by a shared limiter (Redis, or per process while Redis is away). */
+class SharedLimiterStore implements Store {
+  constructor(private readonly limiter: SharedLimiter) {}
+
+  async increment(key: string): Promise<ClientRateLimitInfo> {
+    const counted = await this.limiter.penalty(key, 1);
+    return { totalHits: counted.consumedPoints, resetTime: new Date(Date.now() + counted.msBeforeNext) };
+  }
+
+  async decrement(key: string): Promise<void> {
+    await this.limiter.reward(key, 1);
+  }
+
+  async resetKey(key: string): Promise<void> {
+    await this.limiter.delete(key);
+  }
+}
 
 /**
  * Per-key request limit shared by every API replica through Redis (decisions.md: 600/min by
@@ -11,7 +31,7 @@ import { authOf } from './auth';
  */
 export function perKeyRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {
   return rateLimit({
-    windowMs: 60_000,
+    windowMs: WINDOW_SECONDS * 1000,
     limit: perMinute,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
@@ -19,10 +39,7 @@ export function perKeyRateLimit(redis: Redis, prefix: string, perMinute: number)
       const auth = authOf(req);
       return auth.apiKeyId ? `key:${auth.apiKeyId}` : `user:${auth.user.id}`;
     },
-    store: new RedisStore({
-      prefix: `${prefix}:ratelimit:`,
-      sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
-    }),
+    store: new SharedLimiterStore(sharedLimiter(redis, `${prefix}:ratelimit`, perMinute, WINDOW_SECONDS)),
     handler: (_req, res, _next, options) => {
       const resetTime = (_req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const retryAfter = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);

@@ -155,7 +155,12 @@ describe('POST /jobs validation', () => {
     const files = Array.from({ length: 20_000 }, (_, i) => file(i));
     const res = await post({ files }, scale.apiKey);
     expect(res.status).toBe(201);
-    const job = await api.ctx.db.job.findUniqueOrThrow({ where: { id: res.body.job_id }, include: { zips: true } });
+    // Enqueued in the background once the transaction has committed.
+    let job = await api.ctx.db.job.findUniqueOrThrow({ where: { id: res.body.job_id }, include: { zips: true } });
+    for (let waited = 0; job.enqueuedAt === null && waited < 5000; waited += 50) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = await api.ctx.db.job.findUniqueOrThrow({ where: { id: res.body.job_id }, include: { zips: true } });
+    }
     expect(job.enqueuedAt).not.toBeNull();
     expect(await api.ctx.db.jobFile.count({ where: { jobId: job.id, zipId: job.zips[0]!.id } })).toBe(20_000);
     const last = await api.ctx.db.jobFile.findUniqueOrThrow({ where: { jobId_position: { jobId: job.id, position: 19_999 } } });
