@@ -114,8 +114,11 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
         throw new BinFailure(ARCHIVE_TOO_LARGE);
       }
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
-      const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, options.observer);
+      // A body of unknown length is stopped where the archive would pass the plan's limit.
+      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(Buffer.byteLength(entryName), 0) : null;
+      const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, options.observer, maxBytes);
       if (signal.aborted) throw signal.reason;
+      if (body.tooLarge) throw new BinFailure(ARCHIVE_TOO_LARGE);
       if (body.error) {
         if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error: body.error }]);
         await options.onBrokenBody(file, body.error);
@@ -145,15 +148,17 @@ function streamEntry(
   size: number | null,
   mtime: Date,
   observer: BodyObserver | undefined,
-): Promise<{ bytes: number; error: string | null }> {
+  /** Bytes the body may have (unknown length); one more stops it: `tooLarge`. */
+  maxBytes: number | null,
+): Promise<{ bytes: number; error: string | null; tooLarge?: boolean }> {
   return new Promise((resolve) => {
     const stream = opened.stream;
     let bytes = 0;
     let settled = false;
-    const finish = (error: string | null) => {
+    const finish = (error: string | null, tooLarge = false) => {
       if (settled) return;
       settled = true;
-      resolve({ bytes, error });
+      resolve({ bytes, error, tooLarge });
     };
     const failed = (err: unknown) => finish(err instanceof FetchError ? err.userMessage : (err as Error).message);
     // An error emitted before this listener was added is not emitted again.
@@ -172,6 +177,13 @@ function streamEntry(
           observer.progress(bytes, entry.crc32);
         });
       } else stream.on('data', (chunk: Buffer) => void (bytes += chunk.length));
+      if (maxBytes !== null) {
+        stream.on('data', () => {
+          if (bytes <= maxBytes) return;
+          finish(null, true);
+          stream.destroy();
+        });
+      }
       stream.once('end', () => {
         // yazl's own 'end' listener ran first and set the final CRC.
         observer?.end(entry.crc32 >>> 0);

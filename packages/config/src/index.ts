@@ -80,6 +80,8 @@ const schema = z.object({
   // Fetching a bin's (or a stream download's) bodies: no data for this long is a stall
   // (continued by range); connections and bytes fetched ahead per archive being written.
   FETCH_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
+  // A body delivering less than 16 KiB over this window is cut, "origin too slow" (tests shrink it).
+  FETCH_MIN_RATE_WINDOW_MS: positiveInt.default(30_000),
   FETCH_CONCURRENCY: positiveInt.default(8),
   FETCH_BUDGET_BYTES: positiveInt.default(64 * 1024 * 1024),
   // What all of an API process's stream downloads fetch ahead together (each also within FETCH_BUDGET_BYTES).

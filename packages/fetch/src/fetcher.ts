@@ -32,6 +32,7 @@ import {
 import { BodyStream } from './body';
 import { checkUrl, createGuardedAgents, parseAllowList, type GuardOptions, type LookupFunction } from './guard';
 import { header, parseContentLength, parseContentRange, parseRetryAfter } from './headers';
+import { DEFAULT_MIN_RATE, watchRate, type MinRate } from './limits';
 
 export interface FetcherOptions {
   /** Operator's ALLOW_PRIVATE_URLS=true (development and tests only). */
@@ -61,6 +62,8 @@ export interface FetcherOptions {
   freeSocketTimeoutMs?: number;
   /** Extra CA certificates (PEM) trusted for https, besides Node's bundled roots. */
   extraCa?: ReadonlyArray<string | Buffer>;
+  /** A body slower than this is cut, "origin too slow" (limits.ts). Default 16 KiB per 30 s. */
+  minRate?: MinRate;
 }
 
 export interface ProbeOk {
@@ -430,6 +433,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       };
       const onResponse = (response: PlainResponse): void => {
         stream.off('error', onError);
+        if (method === 'GET') watchRate(stream, options.minRate ?? DEFAULT_MIN_RATE);
         resolve({ stream, response });
       };
       stream.once('error', onError);

@@ -3,7 +3,7 @@ import { createDb, type Db } from '@ap/db';
 import { createLogger, type Logger } from '@ap/log';
 import { createRedis, type Redis } from '@ap/queue';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
-import { createFetcher, type Fetcher } from '@ap/fetch';
+import { createFetcher, DEFAULT_MIN_RATE, type Fetcher } from '@ap/fetch';
 import type { ReadinessCheck } from './health';
 import { measuredFetcher } from './measured-fetcher';
 import { bytesUploadedTotal } from './metrics';
@@ -26,8 +26,9 @@ export interface ServiceContext {
 }
 
 /** How every service fetches remote URLs (decisions.md "Fetching"). */
-export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS'>>) {
-  return { allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: 10_000, idleTimeoutMs: config.FETCH_IDLE_TIMEOUT_MS ?? 30_000, userAgent: 'archive-packager/1.0' };
+export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS'>>) {
+  const minRate = { ...DEFAULT_MIN_RATE, windowMs: config.FETCH_MIN_RATE_WINDOW_MS ?? DEFAULT_MIN_RATE.windowMs };
+  return { allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: 10_000, idleTimeoutMs: config.FETCH_IDLE_TIMEOUT_MS ?? 30_000, minRate, userAgent: 'archive-packager/1.0' };
 }
 
 export function storageConfig(config: Config) {

@@ -61,8 +61,24 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, 
   });
   if (failed) {
     metrics.binsTotal.inc({ result: 'failed' });
+    await abortUnresumableUpload(ctx, payload, err);
     await settleJob(ctx.db, payload.jobId, { queues });
   }
+}
+
+/**
+ * A failed bin's parts leave the bucket's upload area now, unless a retry from checkpoint would
+ * resume them (a resumable record, and a failure a retry can get past); those go when the job
+ * expires (sweepExpired), and the bucket's lifecycle rule catches anything else after 7 days.
+ */
+async function abortUnresumableUpload(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
+  const zip = await binWithJob(ctx.db, payload.zipId);
+  if (!zip?.uploadId) return;
+  const retryCannotFix = err instanceof BinFailure && !(err instanceof UrlFailure);
+  if (zip.uploadLayout !== null && !retryCannotFix) return;
+  await dropRecordedUpload(ctx.db, ctx.store, zip, objectKeyFor(payload.jobId, payload.zipId)).catch((abortErr: unknown) =>
+    ctx.log.warn({ zipId: payload.zipId, err: (abortErr as Error).message }, 'multipart upload of a failed bin not aborted; the lifecycle rule will'),
+  );
 }
 
 /**
@@ -213,6 +229,8 @@ async function packFromStart(
     abort.abort(err);
     (zipfile.outputStream as unknown as Readable).destroy();
     await uploaded.catch(() => undefined);
+    // The upload's id is on the bin's row before the bin is failed (and its upload aborted).
+    await recorder?.settled();
     throw err;
   } finally {
     await crcStore.flush();
