@@ -16,10 +16,10 @@ export interface EmbeddedS3 {
   close(): Promise<void>;
 }
 
-/** Starts s3rver on a free loopback port with the bucket created. */
-export async function startEmbeddedS3(directory: string, bucket: string): Promise<EmbeddedS3> {
+/** Starts s3rver on a free loopback port (or `port`, to bring one back) with the bucket created. */
+export async function startEmbeddedS3(directory: string, bucket: string, atPort = 0): Promise<EmbeddedS3> {
   mkdirSync(directory, { recursive: true });
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({ address: '127.0.0.1', port: atPort, directory, silent: true, configureBuckets: [{ name: bucket }] });
   const { address, port } = (await server.run()) as { address: string; port: number };
   const httpServer = (server as unknown as { httpServer: Server }).httpServer;
   return { endpoint: `http://${address}:${port}`, httpServer, close: () => server.close() };

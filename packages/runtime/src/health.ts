@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@ap/log';
 import { renderMetrics } from './metrics';
+import { keepRunningOnStrayRejections } from './stray-errors';
 
 export type ReadinessCheck = () => Promise<unknown>;
 
@@ -74,6 +75,7 @@ export async function startHealthServer(port: number, checks: Record<string, Rea
  * longer than `graceMs`, exits at once.
  */
 export function onShutdown(log: Logger, stop: () => Promise<void>, graceMs = 30_000): void {
+  keepRunningOnStrayRejections(log);
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);

@@ -112,6 +112,9 @@ export function createS3Client(config: StorageConfig): S3Client {
     // Without these the SDK sends stream bodies aws-chunked, which some S3 servers store verbatim.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // A store that went away mid-request is an error of that request (retried by the SDK, then
+    // the bin's), never a wait without end: no connection in 5 s, or no byte moving for 30 s.
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
   });
 }
 
