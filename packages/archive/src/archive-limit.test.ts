@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createFetcher } from '@ap/fetch';
@@ -59,7 +59,7 @@ it('fails the bin at the limit when a body of unknown length never ends, having 
   );
   expect(failure).toBeInstanceOf(BinFailure);
   expect((failure as Error).message).toBe(ARCHIVE_TOO_LARGE);
-  zip.outputStream.destroy();
+  (zip.outputStream as unknown as Readable).destroy();
   await drained;
   for (let i = 0; i < 100 && !closed; i++) await new Promise((r) => setTimeout(r, 20));
   expect(closed).toBe(true);
