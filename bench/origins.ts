@@ -25,7 +25,7 @@ import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { createFetcher, type FetchAhead } from '@ap/fetch';
 import { writeArchive } from '@ap/archive';
-import { fetcherOptions, storageConfig } from '@ap/runtime';
+import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { newZipFile } from '@ap/zip';
 import { freePort } from '../scripts/embedded';

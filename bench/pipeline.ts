@@ -17,7 +17,7 @@ import { createDb } from '@ap/db';
 import { createFetcher } from '@ap/fetch';
 import { writeArchive } from '@ap/archive';
 import { createObjectStore } from '@ap/storage';
-import { fetcherOptions, storageConfig } from '@ap/runtime';
+import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { freePort } from '../scripts/embedded';
 import { cpuSeconds, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
 

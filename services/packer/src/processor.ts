@@ -5,7 +5,7 @@ import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
-import { metrics, type ServiceContext } from '@ap/runtime';
+import { metrics, type ServiceContext } from '@ap/service-kit';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
 import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';

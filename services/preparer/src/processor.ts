@@ -2,7 +2,7 @@ import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, createBins, endJob, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type DbTx, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
 import type { PreparePayload } from '@ap/queue';
-import type { ServiceContext } from '@ap/runtime';
+import type { ServiceContext } from '@ap/service-kit';
 import { packBins, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */

@@ -14,7 +14,7 @@ import {
 import type { Db, Prisma } from '@ap/db';
 import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
 import { authOf } from '../http/auth';
 import { isUuid } from '../http/serialize';

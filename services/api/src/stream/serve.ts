@@ -8,7 +8,7 @@ import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
 import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
 import type { Logger } from '@ap/log';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
