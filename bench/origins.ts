@@ -23,7 +23,7 @@ import { pipeline } from 'node:stream/promises';
 import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { createFetcher, type FetchAhead } from '@ap/fetch';
+import { createFetcher, freeChunk, type FetchAhead } from '@ap/fetch';
 import { writeArchive } from '@ap/archive';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
@@ -84,7 +84,7 @@ async function plainUpload(bytes: number): Promise<{ uploadMs: number; completio
   });
   const key = `bench/plain-${Date.now()}.bin`;
   const t0 = process.hrtime.bigint();
-  await store.upload(key, source, { partSize: partSizeFor(bytes), freeReadChunks: true });
+  await store.upload(key, source, { partSize: partSizeFor(bytes), freeReadChunk: freeChunk });
   const took = ms(t0);
   await settle(key);
   return { uploadMs: took, completionMs: completedInMs };
