@@ -12,3 +12,4 @@ export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
 export type { GuardedAgents, GuardOptions } from './guard';
 export { checkDestination, type DestinationVerdict } from './destination';
 export { DEFAULT_MIN_RATE, RateWindow, TOO_SLOW, type MinRate } from './limits';
+export { freeChunk } from './free-chunk';
