@@ -191,6 +191,9 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       } catch (err) {
         parts.destroy();
         await feeding.catch(() => undefined);
+        // An upload created while this one failed is still told to its hooks (then aborted with
+        // the bin), rather than left in the upload area unrecorded.
+        await (upload as unknown as { createMultiPartPromise?: Promise<unknown> }).createMultiPartPromise?.catch(() => undefined);
         throw err;
       } finally {
         if (followed.get(key) === options.multipart) followed.delete(key);

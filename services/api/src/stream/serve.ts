@@ -3,7 +3,7 @@
 // fetching only the input bytes inside it plus the CRC-32s the headers in it need.
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, errorEnvelope } from '@ap/contract';
+import { ApiError, errorEnvelope, PLANS } from '@ap/contract';
 import { binFiles, binForStream, type BinFileRow, type Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
 import { layoutOfFiles } from '@ap/jobs';
@@ -14,6 +14,7 @@ import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
 import { BatchedWriter } from './batched-writer';
+import { createDurableWriter } from './durable-usage';
 
 export interface StreamDeps {
   db: Db;
@@ -24,6 +25,13 @@ export interface StreamDeps {
 export function createStreamServer(deps: StreamDeps, options: Partial<LayoutReaderOptions> = {}) {
   const opts = { ...LAYOUT_READER_DEFAULTS, ...options };
   const crcStore = new CrcStore(deps.db, deps.log);
+  const durable = createDurableWriter(deps.log);
+  /** Bytes sent are recorded even while Postgres is away (retried until it takes them). */
+  const recordUsage = async (ctx: { zipId: string; jobId: string; userId: string }, bytes: number) => {
+    if (bytes <= 0) return;
+    const data = usageRow(ctx, bytes);
+    await durable.write(() => deps.db.usageRecord.create({ data }), `stream usage of zip ${ctx.zipId}`);
+  };
 
   return async function serveStream(req: Request, res: Response, zipId: string): Promise<void> {
     const zip = await binForStream(deps.db, zipId);
@@ -36,7 +44,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     if (zip.size === null || rows.some((r) => r.size === null)) {
       // No length, so no ranges: a chunked 200.
       res.set({ 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition(zip.filename), 'Cache-Control': 'private, no-transform' });
-      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx);
+      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx, PLANS[user.plan].streamArchiveBytes);
       return;
     }
 
@@ -88,7 +96,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId }, 'stream download failed');
     } finally {
       await reader.close();
-      await recordUsage(deps.db, ctx, sent).catch((err: Error) => deps.log.error({ err: err.message }, 'stream usage not recorded'));
+      await recordUsage(ctx, sent);
     }
   };
 
@@ -98,6 +106,8 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     rows: BinFileRow[],
     mtime: Date,
     ctx: { zipId: string; jobId: string; userId: string },
+    /** The plan's per-archive limit: a body of unknown length ends the download there. */
+    archiveLimit: number,
   ): Promise<void> {
     // No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive.
     res.status(200);
@@ -119,7 +129,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
           fetcher: deps.fetcher,
           mtime,
           failOnUrlError: true,
-          archiveLimit: Number.MAX_SAFE_INTEGER,
+          archiveLimit,
           signal: abort.signal,
           onBrokenBody: async () => undefined,
           ...(opts.fetchAhead ? { fetchAhead: opts.fetchAhead } : {}),
@@ -132,7 +142,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       await piping.catch(() => undefined);
       if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId: ctx.zipId }, 'stream download failed');
     } finally {
-      await recordUsage(deps.db, ctx, sent);
+      await recordUsage(ctx, sent);
     }
   }
 }
@@ -148,8 +158,8 @@ function upstreamError(err: unknown): unknown {
   return new ApiError('INTERNAL_ERROR', `a source file could not be fetched: ${fe.userMessage}`, 502);
 }
 
-async function recordUsage(db: Db, ctx: { zipId: string; jobId: string; userId: string }, bytes: number): Promise<void> {
-  if (bytes <= 0) return;
-  await db.usageRecord.create({ data: { userId: ctx.userId, kind: 'stream_bytes', month: monthStart(), amount: BigInt(bytes), jobId: ctx.jobId, zipId: ctx.zipId } });
+/** The row of bytes sent, its month fixed now (a retry in the next month still counts them in this one). */
+function usageRow(ctx: { zipId: string; jobId: string; userId: string }, bytes: number) {
+  return { userId: ctx.userId, kind: 'stream_bytes' as const, month: monthStart(), amount: BigInt(bytes), jobId: ctx.jobId, zipId: ctx.zipId };
 }
 
