@@ -160,7 +160,8 @@ describe('job events', () => {
       await until(async () => (await stack.ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).attempts === n);
       const row = await stack.ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
       if (row.status !== 'pending') break;
-      await stack.ctx.queues.webhook.getJob(`webhook:${deliveryId}:${n}`).then((m) => m?.changeDelay(0));
+      // An attempt already promoted from the delayed set (a short delay on a busy machine) needs no push.
+      await stack.ctx.queues.webhook.getJob(`webhook:${deliveryId}:${n}`).then((m) => m?.changeDelay(0)).catch(() => undefined);
     }
     await until(async () => (await stack.ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).status === 'failed');
     const row = await stack.ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
