@@ -284,7 +284,7 @@ export async function takeBinLease(db: DbTx, bin: { zipId: string; attempt: numb
     UPDATE zips SET status = 'processing', error = NULL, lease_owner = ${owner},
            lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
      WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status IN ('pending', 'processing')
-       AND (lease_owner IS NULL OR lease_expires_at < now())`;
+       AND admitted_at IS NOT NULL AND (lease_owner IS NULL OR lease_expires_at < now())`;
   return taken > 0;
 }
 

@@ -4,7 +4,8 @@ import { needsPreparing } from './create';
 import { assignJobFilesToBin, clearFileErrors, resetJobFiles } from './files';
 import { newZipId } from './ids';
 import { deleteJobObjects } from './objects';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, type WorkQueues } from '@ap/queue';
+import { queueBinsOf } from './fair-share';
 
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
 
@@ -40,7 +41,7 @@ export async function retryJob(
     const layoutKnown = job.zips.length > 0;
     if (fromCheckpoint && (layoutKnown || !preparing)) {
       const rerun = job.zips.filter((z) => z.status !== 'completed').map((z) => z.id);
-      await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null } });
+      await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null, admittedAt: null, bytesDone: 0 } });
       await clearFileErrors(tx, jobId, rerun);
       await tx.job.update({ where: { id: jobId }, data: { status: 'pending' } });
       binsToRun.push(...rerun);
@@ -64,7 +65,7 @@ export async function retryJob(
   if (!won) return 'not-failed';
 
   if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
-  for (const zipId of binsToRun) await enqueue.pack(queues, { jobId, zipId, attempt });
+  else await queueBinsOf(db, queues, userId);
   await db.job.update({ where: { id: jobId }, data: { enqueuedAt: new Date() } });
   return 'retried';
 }

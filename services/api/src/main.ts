@@ -1,6 +1,6 @@
 import { loadConfig } from '@ap/config';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
-import { createWorkQueues } from '@ap/jobs';
+import { createWorkQueues } from '@ap/queue';
 import { createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 
@@ -8,7 +8,7 @@ import { answerClientErrors } from './http/client-errors';
 const DRAIN_MS = 25_000;
 
 const ctx = createServiceContext('api', loadConfig());
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const app = createApp({ ...ctx, queues });
 const server = app.listen(ctx.config.PORT, () => {

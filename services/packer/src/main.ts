@@ -1,6 +1,5 @@
 import { loadConfig } from '@ap/config';
-import { createWorkQueues } from '@ap/jobs';
-import { createWorker } from '@ap/queue';
+import { createWorker, createWorkQueues } from '@ap/queue';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { createPackerProcessor } from './processor';
 
@@ -11,7 +10,7 @@ const ctx = createServiceContext('packer', loadConfig());
 const concurrency = ctx.config.PACKER_CONCURRENCY;
 const stopping = new AbortController();
 // Finished jobs' webhook deliveries are handed to their queue; the queue depths are exported.
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 // A bin's lock is renewed while it runs; a killed packer's bin is picked up again after it lapses.
 const packBin = createPackerProcessor(ctx, { stopping: stopping.signal, queues });
 const idle = collectWhenIdle();

@@ -3,15 +3,18 @@ import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
-import type { PackPayload } from '@ap/queue';
+import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, queueBinsOf, resetBinFilesForRepack, settleJob } from '@ap/jobs';
+import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
 import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 
-/** Where a finished job's webhook deliveries are queued (without it, the reconciler queues them). */
-type EventQueues = Pick<WorkQueues, 'webhook'>;
+/**
+ * Where a finished job's webhook deliveries are queued, and where the user's next bin goes once
+ * this one ends (without them, upkeep does both).
+ */
+type EventQueues = Pick<WorkQueues, 'webhook' | 'pack' | 'planConcurrentBins'>;
 
 export interface PackerOptions {
   /**
@@ -62,6 +65,19 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, 
   if (failed) {
     metrics.binsTotal.inc({ result: 'failed' });
     await settleJob(ctx.db, payload.jobId, { queues });
+    await queueNextBins(ctx, payload.jobId, queues);
+  }
+}
+
+/** A bin ended: the user's cap has room for their next one (and fail-fast may have freed more). */
+async function queueNextBins(ctx: ServiceContext, jobId: string, queues: EventQueues | undefined): Promise<void> {
+  if (!queues) return;
+  try {
+    const job = await ctx.db.job.findUnique({ where: { id: jobId }, select: { userId: true } });
+    if (job) await queueBinsOf(ctx.db, queues, job.userId);
+  } catch (err) {
+    // Upkeep admits it within one interval.
+    ctx.log.warn({ jobId, err }, 'could not queue the next bins of the user');
   }
 }
 
@@ -136,6 +152,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     metrics.binsTotal.inc({ result: 'completed' });
     metrics.binDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     await settleJob(db, job.id, { queues });
+    await queueNextBins(ctx, job.id, queues);
   } catch (err) {
     abort.abort(err);
     await lease.release().catch(() => undefined);

@@ -1,13 +1,13 @@
 import { loadConfig } from '@ap/config';
-import { createWorkQueues, startMaintenance } from '@ap/jobs';
-import { createWorker } from '@ap/queue';
+import { startMaintenance } from '@ap/jobs';
+import { createWorker, createWorkQueues } from '@ap/queue';
 import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
 import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';
 
 const ctx = createServiceContext('preparer', loadConfig());
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 const concurrency = ctx.config.PREPARER_CONCURRENCY;
 const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx.redis, ctx.config.REDIS_PREFIX, {
   concurrency,
@@ -38,8 +38,9 @@ metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'preparer ready');
 
-// Every replica runs upkeep (re-enqueue lost work and lost webhook deliveries, delete expired objects).
-const stopMaintenance = startMaintenance(ctx, queues);
+// Upkeep (re-enqueue lost work and lost webhook deliveries, delete expired objects) runs once per
+// interval across the replicas: each upserts the one schedule and takes its turn.
+const stopMaintenance = await startMaintenance(ctx, queues);
 
 onShutdown(ctx.log, async () => {
   await stopMaintenance();

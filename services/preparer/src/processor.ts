@@ -1,7 +1,7 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, createBins, endJob, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type DbTx, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
-import type { PreparePayload } from '@ap/queue';
+import { announceDeliveries, createBins, endJob, entryNameOf, filesToProbe, mapLimit, newZipId, queueBinsOf, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/jobs';
+import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { packBins, zipSize } from '@ap/zip';
 
@@ -131,7 +131,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   });
   await announceDeliveries(queues, deliveries, log);
   if (!won || stream) return;
-  for (const b of bins) await enqueue.pack(queues, { jobId: job.id, zipId: b.id, attempt: job.attempt });
+  await queueBinsOf(db, queues, job.userId);
   await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
 
 }

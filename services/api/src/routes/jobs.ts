@@ -12,7 +12,8 @@ import {
   type ListJobsResponse,
 } from '@ap/contract';
 import type { Db, Prisma } from '@ap/db';
-import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
+import { createJob, jobFileViews, retryJob } from '@ap/jobs';
+import type { WorkQueues } from '@ap/queue';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
 import type { ObjectStore } from '@ap/storage';
