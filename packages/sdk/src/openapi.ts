@@ -1237,7 +1237,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1253,6 +1256,8 @@ export interface operations {
             /** @description the key, with `key` (shown only here) */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1297,6 +1302,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -1326,6 +1348,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };
@@ -1704,7 +1743,10 @@ export interface operations {
     createJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1748,6 +1790,8 @@ export interface operations {
             /** @description created; poll GET /jobs/{id} */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1810,6 +1854,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -1839,6 +1900,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };
@@ -2067,7 +2145,10 @@ export interface operations {
     retryJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description job id (UUID) */
                 id: string;
@@ -2086,6 +2167,8 @@ export interface operations {
             /** @description queued again */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2148,6 +2231,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -2177,6 +2277,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };
@@ -2702,7 +2819,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2725,6 +2845,8 @@ export interface operations {
             /** @description the webhook, with `secret` (shown only here and on rotation) */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2796,6 +2918,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -2825,6 +2964,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };

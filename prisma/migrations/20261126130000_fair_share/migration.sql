@@ -5,14 +5,14 @@ ADD COLUMN     "bytes_done" BIGINT NOT NULL DEFAULT 0;
 -- CreateTable
 CREATE TABLE "idempotency_keys" (
     "user_id" UUID NOT NULL,
-    "key" VARCHAR(255) NOT NULL,
+    "key_hash" TEXT NOT NULL,
     "fingerprint" TEXT NOT NULL,
     "status" INTEGER,
-    "response_body" JSONB,
+    "response_body" TEXT,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMPTZ(3) NOT NULL,
 
-    CONSTRAINT "idempotency_keys_pkey" PRIMARY KEY ("user_id","key")
+    CONSTRAINT "idempotency_keys_pkey" PRIMARY KEY ("user_id","key_hash")
 );
 
 -- CreateIndex

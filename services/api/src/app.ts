@@ -23,6 +23,7 @@ import { referenceRouter } from './routes/reference';
 import { dashboardRouter } from './routes/dashboard';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
+import { idempotency } from './http/idempotency';
 import { webhooksRouter } from './routes/webhooks';
 import { jobStatsRouter, usageRouter } from './routes/usage';
 import type { DownloadEnd } from './http/download-meter';
@@ -34,6 +35,8 @@ export interface AppOptions {
   stream?: Partial<LayoutReaderOptions>;
   /** Login throttle limits (benches raise them). */
   loginThrottle?: Partial<LoginThrottleLimits>;
+  /** The clock Idempotency-Keys expire by (tests move it). */
+  clock?: () => Date;
 }
 
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
@@ -99,11 +102,13 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
     perKeyRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),
   ];
   const downloadUrl = downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET);
-  app.use('/api-keys', protect, apiKeysRouter(ctx.db));
-  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
+  // Create routes take an Idempotency-Key (one line per route: `post(path, idempotent, ...)`).
+  const idempotent = idempotency({ db: ctx.db, secret: ctx.config.SESSION_SECRET, now: options.clock });
+  app.use('/api-keys', protect, apiKeysRouter(ctx.db, idempotent));
+  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
-  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl }));
+  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));

@@ -231,7 +231,8 @@ describe('GET /jobs', () => {
 describe('reconciler', () => {
   it('enqueues a job that was committed but never enqueued', async () => {
     const { reconcile } = await import('@ap/jobs');
-    const res = await post({ files: [file()] });
+    // A user of its own: earlier tests' pending jobs hold the free plan's one running bin.
+    const res = await post({ files: [file()] }, (await createUser(api.ctx)).apiKey);
     const job = await api.ctx.db.job.findUniqueOrThrow({ where: { id: res.body.job_id }, include: { zips: true } });
     const messageId = `pack:${job.zips[0]!.id}:0`;
     await (await api.ctx.queues.pack.getJob(messageId))!.remove();

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import {
   ApiError,
   checkArchiveLimit,
@@ -29,6 +29,8 @@ export interface JobsDeps {
   store: ObjectStore;
   log: Logger;
   downloadUrl: ViewContext['downloadUrl'];
+  /** The Idempotency-Key middleware of create routes. */
+  idempotent: RequestHandler;
 }
 
 interface Cursor {
@@ -65,7 +67,7 @@ export function jobsRouter(deps: JobsDeps): Router {
   const { db, queues, store, log } = deps;
   const router = Router();
 
-  router.post('/', async (req, res) => {
+  router.post('/', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
     const body = parseOrThrow(jobCreateSchema, req.body);
     const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
@@ -141,9 +143,9 @@ export function jobsRouter(deps: JobsDeps): Router {
     res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) } satisfies GetJobResponse);
   });
 
-  router.post('/:id/retry', async (req, res) => {
+  router.post('/:id/retry', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
-    const id = req.params.id;
+    const id = String(req.params.id);
     const body = parseOrThrow(retrySchema, req.body ?? {});
     const outcome = isUuid(id) ? await retryJob({ db, queues, store }, id, user.id, body.from_checkpoint) : 'not-found';
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
