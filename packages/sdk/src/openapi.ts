@@ -403,6 +403,8 @@ export interface components {
             zips: components["schemas"]["Zip"][];
             /** @description only when applicable */
             errors?: components["schemas"]["ErrorEntry"][];
+            /** @description sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown */
+            progress: number | null;
         };
         JobListItem: {
             /** Format: uuid */
@@ -433,6 +435,8 @@ export interface components {
             zip_count: number;
             /** @description bytes across all ZIPs */
             total_size: number;
+            /** @description sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown */
+            progress: number | null;
         };
         PaginationMeta: {
             limit: number;
@@ -456,6 +460,10 @@ export interface components {
             download_url: string | null;
             /** @description per-bin errors; only when there are some */
             errors?: components["schemas"]["ErrorEntry"][];
+            /** @description bytes of this ZIP written so far: its size when completed, 0 while pending and for stream jobs */
+            bytes_done: number;
+            /** @description the predicted final size, or null when unknown */
+            expected_size: number | null;
         };
     };
     responses: never;

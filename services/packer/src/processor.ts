@@ -1,9 +1,9 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
-import type { Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, queueBinsOf, resetBinFilesForRepack, settleJob } from '@ap/jobs';
+import { BinProgress, binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, queueBinsOf, resetBinFilesForRepack, settleJob } from '@ap/jobs';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -134,7 +134,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       // An upload left by a worker that may still be running (a duplicate delivery) is only
       // forgotten; the bucket's lifecycle rule removes abandoned parts.
       await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
+      packed = await packFromStart(ctx, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
     }
     const { object, packaged, urlErrors } = packed;
 
@@ -182,7 +182,7 @@ interface PackedBin {
 /** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
 async function packFromStart(
   ctx: ServiceContext,
-  bin: { zipId: string; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
+  bin: { zipId: string; attempt: number; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
   abort: AbortController,
 ): Promise<PackedBin> {
   const { db, fetcher, store, log } = ctx;
@@ -195,7 +195,16 @@ async function packFromStart(
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
   const zipfile = newZipFile();
-  const uploaded = store.upload(bin.key, zipfile.outputStream as unknown as Readable, {
+  // The ZIP's bytes are counted on their way to the upload (progress, written about once a second).
+  const progress = new BinProgress(db, { zipId: bin.zipId, attempt: bin.attempt });
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      progress.add(chunk.length);
+      done(null, chunk);
+    },
+  });
+  pipeline(zipfile.outputStream as unknown as Readable, counted, () => undefined);
+  const uploaded = store.upload(bin.key, counted, {
     contentType: 'application/zip',
     partSize: bin.partSize,
     signal: abort.signal,
@@ -232,6 +241,7 @@ async function packFromStart(
     await uploaded.catch(() => undefined);
     throw err;
   } finally {
+    await progress.stop();
     await crcStore.flush();
   }
 }
