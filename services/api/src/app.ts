@@ -24,6 +24,7 @@ import { dashboardRouter } from './routes/dashboard';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
 import { idempotency } from './http/idempotency';
+import { streamSlots } from './http/stream-slots';
 import { webhooksRouter } from './routes/webhooks';
 import { jobStatsRouter, usageRouter } from './routes/usage';
 import type { DownloadEnd } from './http/download-meter';
@@ -88,7 +89,8 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
       .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
   };
-  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd }));
+  const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
+  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd, streamSlots: slots }));
 
   // The dashboard's static files (the page calls the API below with its session token).
   app.use('/dashboard', dashboardRouter());
