@@ -83,12 +83,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       signal: io.signal,
       onUpdate: (j) => {
         const ready = j.zips.filter((z) => z.status === 'completed').length;
-        const total = Math.max(j.zip_count, j.zips.length, 1);
         if (!barStarted) {
-          out.waitBar(total, j.status);
+          out.waitBar(j.status);
           barStarted = true;
         }
-        out.updateWait(ready, total, j.file_count, j.status);
+        out.updateWait({ progress: j.progress, ready, zips: Math.max(j.zip_count, j.zips.length), files: j.file_count, status: j.status });
       },
     });
     out.stopBar();
