@@ -1,7 +1,7 @@
 // Idempotent requests (decisions.md): an Idempotency-Key replays the first answer of a create,
 // refuses another request under the same key, and is kept 24 hours per user.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { API_ROUTES, openApiPath } from '@ap/contract';
+import { API_ROUTES, buildOpenApiDocument, openApiPath } from '@ap/contract';
 import { ArchiveClient } from '@ap/sdk';
 import { call, createUser } from './helpers';
 import { startStack, type Stack } from './stack';
@@ -111,6 +111,14 @@ describe('every create route', () => {
   it('documents the header and both codes on the create routes', () => {
     expect(routes.map((r) => openApiPath(r.path))).toEqual(expect.arrayContaining(['/jobs', '/jobs/{id}/retry', '/api-keys', '/webhooks']));
     for (const r of routes) expect(Object.keys(bodies)).toContain(openApiPath(r.path));
+    const doc = buildOpenApiDocument() as any;
+    for (const r of routes) {
+      const op = doc.paths[openApiPath(r.path)].post;
+      expect(op.parameters.map((p: { in: string; name: string }) => `${p.in} ${p.name}`)).toContain('header Idempotency-Key');
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['409', '422']));
+      const success = Object.entries(op.responses).find(([status]) => status.startsWith('2'))![1] as { headers: Record<string, unknown> };
+      expect(success.headers['Idempotent-Replayed']).toBeDefined();
+    }
   });
 
   it('replays each one', async () => {

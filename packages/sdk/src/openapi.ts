@@ -890,6 +890,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description error: INVALID_REQUEST */
             431: {
                 headers: {

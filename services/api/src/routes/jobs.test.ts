@@ -51,7 +51,7 @@ describe('POST /jobs validation', () => {
     });
     expect(job.errors).toBeUndefined();
     expect(job.zips).toEqual([
-      { id: expect.stringMatching(/^zip_/), sequence: 1, status: 'pending', filename: `archive-${res.body.job_id}.zip`, file_count: 2, size: null, download_url: null },
+      { id: expect.stringMatching(/^zip_/), sequence: 1, status: 'pending', filename: `archive-${res.body.job_id}.zip`, file_count: 2, size: null, download_url: null, bytes_done: 0, expected_size: null },
     ]);
     expect(Date.parse(job.expires_at) - Date.parse(job.created_at)).toBe(86_400_000);
   });
@@ -201,7 +201,7 @@ describe('GET /jobs', () => {
   it('returns list items with exactly the contract fields', async () => {
     const res = await call(api.url, 'GET', '/jobs?limit=1', { key: lister.apiKey });
     expect(Object.keys(res.body.jobs[0]).sort()).toEqual(
-      ['completed_at', 'created_at', 'expires_at', 'fail_on_url_error', 'file_count', 'id', 'max_zip_size_bytes', 'multi_zip', 'status', 'total_size', 'url_count', 'zip_count', 'zip_filename', 'zip_size'].sort(),
+      ['completed_at', 'created_at', 'expires_at', 'fail_on_url_error', 'file_count', 'id', 'max_zip_size_bytes', 'multi_zip', 'progress', 'status', 'total_size', 'url_count', 'zip_count', 'zip_filename', 'zip_size'].sort(),
     );
   });
 
