@@ -27,13 +27,13 @@ export async function recordJobEvent(
   const now = input.now ?? new Date();
   const job = await db.job.findUnique({
     where: { id: input.jobId },
-    select: { id: true, userId: true, status: true, urlCount: true, fileCount: true, metadata: true, error: true },
+    select: { id: true, userId: true, status: true, urlCount: true, fileCount: true, metadata: true, error: true, mode: true },
   });
   if (!job) return [];
   const hooks = await db.webhook.findMany({ where: { userId: job.userId, deletedAt: null }, select: { id: true, events: true } });
   const targets = hooks.filter((h) => eventsOf(h.events).includes(input.event));
   if (targets.length === 0) return [];
-  const zips = await db.zip.findMany({ where: { jobId: job.id }, select: { id: true, sequence: true, status: true, filename: true, fileCount: true, size: true, error: true } });
+  const zips = await db.zip.findMany({ where: { jobId: job.id }, select: { id: true, sequence: true, status: true, filename: true, fileCount: true, size: true, error: true, plannedSize: true } });
   const failedFiles = await db.jobFile.findMany({ where: { jobId: job.id, error: { not: null } }, orderBy: { position: 'asc' }, select: { url: true, error: true, zipId: true } });
   const rows = targets.map((hook) => {
     const id = randomUUID();
