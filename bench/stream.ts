@@ -72,7 +72,8 @@ const originBytes = async () => ((await (await fetch(`${origin.url}/stats`)).jso
 try {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
-  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl };
+  // The concurrent downloads are one user's: the per-user cap (STREAM_DOWNLOADS_PER_USER) sits above them.
+  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, STREAM_DOWNLOADS_PER_USER: String(CONCURRENT + 16) };
   // PROFILE=<dir>: the API writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
   const api = await startService('api', serviceEnv, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
   const preparer = await startService('preparer', serviceEnv);
