@@ -15,7 +15,7 @@ const { createUser, call, waitForJob } = await import('../test/helpers');
 const { startStack } = await import('../test/stack');
 const { createPackerProcessor } = await import('@ap/packer');
 const { createWorker } = await import('@ap/queue');
-const { metrics } = await import('@ap/runtime');
+const { metrics } = await import('@ap/service-kit');
 
 /** Bins packed so far in this process and the seconds they took (archive_bin_duration_seconds). */
 async function binsPacked(): Promise<{ count: number; seconds: number }> {

@@ -4,44 +4,8 @@ export { aggregateJobStatus, type BinStatus, type JobStatus } from './status';
 export { newZipId, objectKeyFor } from './ids';
 export { reconcile, sweepExpired, startMaintenance, MAINTENANCE_INTERVAL_MS, STALE_AFTER_MS, type MaintenanceScope, type ReconcileReport } from './maintenance';
 export { mapLimit } from './concurrency';
-export { BinProgress, recordBinProgress, PROGRESS_INTERVAL_MS } from './progress';
-export { admitBins, queueBinsOf, usersWithBins, DEFAULT_PLAN_CONCURRENT_BINS, type QueuedBin } from './fair-share';
+export { BinProgress, PROGRESS_INTERVAL_MS } from './progress';
+export { queueBinsOf, DEFAULT_PLAN_CONCURRENT_BINS } from './fair-share';
 export { settleJob, CANCELLED_BY_FAIL_FAST, type SettleOptions } from './settle';
 export { endJob, announceDeliveries, type EndStatus } from './end';
-export {
-  assignJobFilesToBin,
-  binFiles,
-  clearFileErrors,
-  entryNameOf,
-  filesToProbe,
-  insertJobFiles,
-  jobFileViews,
-  layoutOfFiles,
-  recordCrcCheckpoint,
-  recordCrcs,
-  recordEntries,
-  recordFileErrors,
-  recordProbedFiles,
-  resetBinFilesForRepack,
-  resetJobFiles,
-  binLeaseRemainingMs,
-  binUploadParts,
-  binWithJob,
-  createBins,
-  forgetBinUpload,
-  markBinCompleted,
-  markBinFailed,
-  markBinUploadNotResumable,
-  recordBinPart,
-  recordBinUpload,
-  releaseBinLease,
-  renewBinLease,
-  takeBinLease,
-  type BinRow,
-  type NewBin,
-  type BinFileRow,
-  type DbTx,
-  type JobFileRow,
-  type JobFileView,
-  type ProbedFileRecord,
-} from './files';
+export { entryNameOf, layoutOfFiles } from './file-rows';

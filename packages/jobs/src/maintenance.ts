@@ -1,11 +1,10 @@
-import type { Db } from '@ap/db';
+import { usersWithOpenBins, type Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { dueDeliveries } from '@ap/webhooks';
 import { deleteJobObjects } from './objects';
-import { createQueue, createWorker, jobIds, type Queue, type Redis } from '@ap/queue';
-import { enqueue, type WorkQueues } from '@ap/queue';
-import { queueBinsOf, usersWithBins } from './fair-share';
+import { createQueue, createWorker, enqueue, jobIds, type Queue, type Redis, type WorkQueues } from '@ap/queue';
+import { queueBinsOf } from './fair-share';
 
 /** Work whose row has not moved for this long is put on the queue again (lost message, dead worker). */
 export const STALE_AFTER_MS = 120_000;
@@ -82,7 +81,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
 
   // Bins: admission lives in Postgres, so whatever Redis lost or a dead worker dropped is put
   // back by admitting (up to each user's cap) and queueing every admitted bin again.
-  for (const userId of await usersWithBins(db, scope.jobIds)) {
+  for (const userId of await usersWithOpenBins(db, scope.jobIds)) {
     report.packs += await queueBinsOf(db, queues, userId, scope.jobIds);
   }
   await db.job.updateMany({ where: { ...onlyJobs, mode: 'stored', status: { in: ['pending', 'processing'] }, enqueuedAt: null, createdAt: { lt: now } }, data: { enqueuedAt: now } });

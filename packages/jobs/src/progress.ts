@@ -1,16 +1,9 @@
 // A bin's progress (decisions.md "Progress"): the packer counts the ZIP's bytes as they are
 // written and records the count at most once per interval, not once per chunk.
-import type { Db } from '@ap/db';
+import { recordBinProgress, type Db } from '@ap/db';
 
 /** How often a running bin's `bytes_done` is written (about once a second). */
 export const PROGRESS_INTERVAL_MS = 1000;
-
-/** Raises the bin's `bytes_done` (never lowers it: a restarted bin does not go backwards) while it runs under this attempt. */
-export async function recordBinProgress(db: Db, bin: { zipId: string; attempt: number }, bytesDone: number): Promise<void> {
-  await db.$executeRaw`
-    UPDATE zips SET bytes_done = GREATEST(bytes_done, ${bytesDone}::bigint)
-     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status = 'processing' AND bytes_done < ${bytesDone}::bigint`;
-}
 
 /** Counts bytes as they pass and writes the count on a timer; `stop` ends it (without a last write: completion records the size). */
 export class BinProgress {
