@@ -25,6 +25,7 @@
 
 import { z } from 'zod';
 import { validateGivenFilename } from './entry-names';
+import { formatBytes } from './sizes';
 import { validateZipFilename } from './filename-template';
 import {
   API_KEY_NAME_MAX_CHARS,
@@ -103,6 +104,8 @@ export function httpUrlProblem(value: string): string | null {
   if (value.length === 0) return 'must not be empty';
   if (value !== value.trim()) return 'must not start or end with spaces';
   if (hasControlCharacter(value)) return 'must not contain control characters';
+  const raw = /[\s"<>\\^`{|}]/u.exec(value);
+  if (raw) return `must not contain ${raw[0] === ' ' ? 'a space' : `"${raw[0]}"`}: a URL carries it percent-encoded (${encodeURIComponent(raw[0])})`;
   const scheme = /^(https?):/i.exec(value);
   if (!scheme) return 'must be an http or https URL';
   const rest = value.slice(scheme[0].length);
@@ -199,7 +202,7 @@ export const jobCreateSchema = z
       max_zip_size_bytes: wholeNumber(
         MAX_ZIP_SIZE_MIN,
         MAX_ZIP_SIZE_MAX,
-        `a whole number of bytes from ${MAX_ZIP_SIZE_MIN} (100 MiB) to ${MAX_ZIP_SIZE_MAX} (500 GiB), or null`,
+        `a whole number of bytes from ${MAX_ZIP_SIZE_MIN} (${formatBytes(MAX_ZIP_SIZE_MIN)}) to ${MAX_ZIP_SIZE_MAX} (${formatBytes(MAX_ZIP_SIZE_MAX)}), or null`,
       )
         .meta({ type: 'integer', minimum: MAX_ZIP_SIZE_MIN, maximum: MAX_ZIP_SIZE_MAX, description: 'turns on auto-split: the cap of each ZIP\'s final size' })
         .nullish(),
