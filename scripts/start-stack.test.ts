@@ -176,7 +176,7 @@ describe('pnpm start', () => {
       expect(handedBack).toMatchObject({ status: 'processing', leaseOwner: null });
       expect(await db.zipPart.count({ where: { zipId: zip.id } })).toBeGreaterThanOrEqual(1);
       // No SDK notice at start, no secret anywhere in the output.
-      expect(stack.output()).not.toMatch(/NodeVersionSupportWarning|DOWNLOAD_TOKEN_SECRET|SESSION_SECRET/);
+      expect(stack.output()).not.toMatch(/NodeVersionSupportWarning|DOWNLOAD_TOKEN_SECRET|SESSION_SECRET|SECRETS_KEY/);
 
       // The next start finishes the bin within 30 s.
       origin.open();

@@ -153,6 +153,7 @@ env.PUBLIC_BASE_URL ||= `http://localhost:${env.PORT}`;
 const secrets = devSecrets();
 env.DOWNLOAD_TOKEN_SECRET ||= secrets.DOWNLOAD_TOKEN_SECRET;
 env.SESSION_SECRET ||= secrets.SESSION_SECRET;
+env.SECRETS_KEY ||= secrets.SECRETS_KEY;
 
 let config;
 try {

@@ -21,7 +21,7 @@ import { SERVICE_ENV, SERVICES, serviceArgs } from '../scripts/services';
 
 const REQUIRED_ENV = [
   'DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY',
-  'S3_FORCE_PATH_STYLE', 'PUBLIC_BASE_URL', 'PORT', 'DOWNLOAD_TOKEN_SECRET', 'SESSION_SECRET', 'ALLOW_PRIVATE_URLS', 'LOG_LEVEL',
+  'S3_FORCE_PATH_STYLE', 'PUBLIC_BASE_URL', 'PORT', 'DOWNLOAD_TOKEN_SECRET', 'SESSION_SECRET', 'SECRETS_KEY', 'ALLOW_PRIVATE_URLS', 'LOG_LEVEL',
 ];
 // decisions.md "Operations": the API lets responses in flight finish for up to 25 s after
 // SIGTERM; a packer hands its bin back within 10 s.

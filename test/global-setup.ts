@@ -39,6 +39,7 @@ export default async function globalSetup(): Promise<void> {
     PUBLIC_BASE_URL: 'http://127.0.0.1:1',
     DOWNLOAD_TOKEN_SECRET: randomBytes(32).toString('hex'),
     SESSION_SECRET: randomBytes(32).toString('hex'),
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     ALLOW_PRIVATE_URLS: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     // Tests that exercise the limit set their own.

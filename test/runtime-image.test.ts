@@ -38,7 +38,7 @@ const migrationNames = readdirSync(new URL('../prisma/migrations/', import.meta.
 
 /** The service configuration only: no NODE_PATH or anything else that could find node_modules. */
 function imageEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const keep = ['PATH', 'REDIS_URL', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'DOWNLOAD_TOKEN_SECRET', 'SESSION_SECRET', 'ALLOW_PRIVATE_URLS', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE'];
+  const keep = ['PATH', 'REDIS_URL', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'DOWNLOAD_TOKEN_SECRET', 'SESSION_SECRET', 'SECRETS_KEY', 'ALLOW_PRIVATE_URLS', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE'];
   const env: NodeJS.ProcessEnv = { NODE_ENV: 'production', DATABASE_URL: databaseUrl, ...SERVICE_ENV };
   for (const name of keep) if (process.env[name] !== undefined) env[name] = process.env[name];
   return { ...env, ...extra };

@@ -114,6 +114,7 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
     PUBLIC_BASE_URL: 'http://127.0.0.1:1',
     DOWNLOAD_TOKEN_SECRET: randomBytes(32).toString('hex'),
     SESSION_SECRET: randomBytes(32).toString('hex'),
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '1000000',
     ALLOW_PRIVATE_URLS: 'true',

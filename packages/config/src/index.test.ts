@@ -10,6 +10,7 @@ const valid = {
   PUBLIC_BASE_URL: 'https://example.com/',
   DOWNLOAD_TOKEN_SECRET: 'd'.repeat(32),
   SESSION_SECRET: 's'.repeat(32),
+  SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
 };
 
 describe('loadConfig', () => {
@@ -30,7 +31,7 @@ describe('loadConfig', () => {
   it('reports one clear line per bad variable', () => {
     let error: ConfigError | undefined;
     try {
-      loadConfig({ ...valid, DATABASE_URL: 'mysql://x', PORT: 'eighty', SESSION_SECRET: 'short', ALLOW_PRIVATE_URLS: 'maybe', REDIS_URL: undefined });
+      loadConfig({ ...valid, DATABASE_URL: 'mysql://x', PORT: 'eighty', SESSION_SECRET: 'short', ALLOW_PRIVATE_URLS: 'maybe', REDIS_URL: undefined, SECRETS_KEY_PREVIOUS: 'c2hvcnQ=' });
     } catch (e) {
       error = e as ConfigError;
     }
@@ -40,8 +41,10 @@ describe('loadConfig', () => {
       'DATABASE_URL must be a URL (postgres: or postgresql:)',
       'PORT must be a port number',
       'REDIS_URL is required',
+      'SECRETS_KEY_PREVIOUS must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
       'SESSION_SECRET must be at least 32 characters',
     ]);
+    expect(() => loadConfig({ ...valid, SECRETS_KEY: undefined })).toThrow(/SECRETS_KEY is required/);
   });
 
   it('treats empty strings as unset', () => {

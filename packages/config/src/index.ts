@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseSecretsKey } from '@ap/secrets';
 
 /** Thrown when the environment is invalid; `problems` holds one line per bad variable. */
 export class ConfigError extends Error {
@@ -26,6 +27,16 @@ const url = (protocols: string[]) =>
 
 const secret = z.string().min(32, { error: 'must be at least 32 characters' });
 
+// Stored secrets (request header values, source credentials, archive passwords) are sealed
+// with this key; see @ap/secrets.
+const secretsKey = z.string().superRefine((value, ctx) => {
+  try {
+    parseSecretsKey(value);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+  }
+});
+
 const port = z.coerce
   .number({ error: 'must be a port number' })
   .int({ error: 'must be a port number' })
@@ -49,6 +60,9 @@ const schema = z.object({
   HEALTH_PORT: port.default(0),
   DOWNLOAD_TOKEN_SECRET: secret,
   SESSION_SECRET: secret,
+  SECRETS_KEY: secretsKey,
+  // The key a rotation moves away from: still read, never written (`pnpm admin secrets rotate`).
+  SECRETS_KEY_PREVIOUS: secretsKey.optional(),
   ALLOW_PRIVATE_URLS: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
   // Namespace of every Redis key (queues, rate limits), so stacks can share one Redis.

@@ -1,4 +1,5 @@
 import type { Config } from '@ap/config';
+import { keyringFrom, secretBox, type SecretBox } from '@ap/secrets';
 import { createDb, type Db } from '@ap/db';
 import { createLogger, type Logger } from '@ap/log';
 import { createRedis, type Redis } from '@ap/queue';
@@ -21,6 +22,8 @@ export interface ServiceContext {
   store: ObjectStore;
   /** Fetches remote URLs behind the SSRF guard. */
   fetcher: Fetcher;
+  /** Seals and opens stored secrets under SECRETS_KEY (SECRETS_KEY_PREVIOUS read during a rotation). */
+  secrets: SecretBox;
   readiness: Record<string, ReadinessCheck>;
   close(): Promise<void>;
 }
@@ -71,6 +74,7 @@ export function createServiceContext(name: string, config: Config): ServiceConte
     redis,
     store,
     fetcher,
+    secrets: secretBox(keyringFrom(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS)),
     readiness: {
       postgres: () => db.$queryRaw`SELECT 1`,
       redis: () => redis.ping(),
