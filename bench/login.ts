@@ -1,4 +1,4 @@
-// Login bench (issue 16): another user's GET /jobs latency while 20 wrong logins run at once,
+// Login bench: another user's GET /jobs latency while 20 wrong logins run at once,
 // beside the same GET /jobs with no logins. Password hashing runs in libuv's thread pool
 // (native bcrypt), so the API's event loop keeps answering (target: p99 < 100 ms).
 //   pnpm bench:login            (ROUNDS=3 by default)

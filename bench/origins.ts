@@ -1,4 +1,4 @@
-// Distant-origin bench (issue 14 item 5). An origin in its own process answers each request
+// Distant-origin bench. An origin in its own process answers each request
 // after 40 ms and sends at most 25 MB/s per connection (bench/lib/origin-server.ts with ORIGIN_LATENCY_MS and ORIGIN_RATE_MBPS).
 // For (1) 2,000 files x 256 KiB and (2) 8 files x 256 MiB it prints, each as a ratio to
 // `curl --parallel --parallel-max 8` fetching the same URLs into /dev/null in the same run:

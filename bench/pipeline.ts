@@ -1,4 +1,4 @@
-// Stored pipeline bench (issue 4). Prints four figures, each against a baseline measured in
+// Stored pipeline bench. Prints four figures, each against a baseline measured in
 // the same run on the same loopback origin (a separate process):
 //   (a) packing core: fetch -> ZIP -> null sink, over fetch -> null sink (64 x 16 MiB)
 //   (b) end to end: a stored job, POST -> completed, over a plain fetch + multipart upload of
