@@ -24,6 +24,9 @@ function commit(): string {
   }
 }
 
+/** The commit the run measures: taken when the bench starts, not when it ends. */
+const STARTED_ON = commit();
+
 /** Writes the run's JSON; returns its path. */
 export function writeResults(run: Run): string {
   const dir = path.join(ROOT, 'bench/results');
@@ -32,7 +35,7 @@ export function writeResults(run: Run): string {
   const record = {
     ...run,
     date: new Date().toISOString(),
-    commit: commit(),
+    commit: STARTED_ON,
     machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, loadAverage: os.loadavg().map((l) => Number(l.toFixed(1))), node: process.version },
   };
   writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
