@@ -104,8 +104,6 @@ export function httpUrlProblem(value: string): string | null {
   if (value.length === 0) return 'must not be empty';
   if (value !== value.trim()) return 'must not start or end with spaces';
   if (hasControlCharacter(value)) return 'must not contain control characters';
-  const raw = /[\s"<>\\^`{|}]/u.exec(value);
-  if (raw) return `must not contain ${raw[0] === ' ' ? 'a space' : `"${raw[0]}"`}: a URL carries it percent-encoded (${encodeURIComponent(raw[0])})`;
   const scheme = /^(https?):/i.exec(value);
   if (!scheme) return 'must be an http or https URL';
   const rest = value.slice(scheme[0].length);
@@ -115,6 +113,8 @@ export function httpUrlProblem(value: string): string | null {
   const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
   const host = hostPort.startsWith('[') ? hostPort : hostPort.replace(/:[0-9]*$/, '');
   if (host === '') return `${NO_HOST} (the host is missing)`;
+  const raw = /[\s"<>\\^`{|}]/u.exec(value);
+  if (raw) return `must not contain ${raw[0] === ' ' ? 'a space' : `"${raw[0]}"`}: a URL carries it percent-encoded (${encodeURIComponent(raw[0])})`;
   let url: URL;
   try {
     url = new URL(value);
