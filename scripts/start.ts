@@ -14,7 +14,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '@ap/config';
 import { ensureDatabase, migrate } from '@ap/db';
-import { listen, PortInUseError } from '@ap/runtime';
+import { listen, PortInUseError } from '@ap/service-kit';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
 import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
 import { buildServices, spawnService, SERVICES, type ServiceName } from './services';

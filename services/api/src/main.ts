@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { loadConfig } from '@ap/config';
-import { createServiceContext, exitIfPortInUse, listen, metrics, onShutdown, startHealthServer } from '@ap/runtime';
+import { createServiceContext, exitIfPortInUse, listen, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createWorkQueues } from '@ap/jobs';
 import { createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
