@@ -1,7 +1,12 @@
 // Where the CLI writes: results on stdout (with --json only one JSON object, as the last line),
 // messages and progress bars on stderr, bars only on a terminal and never with --json.
 import cliProgress from 'cli-progress';
-import { formatBytes } from './sizes';
+import { formatBytes } from '@ap/contract/sizes';
+
+/** "1 ZIP", "2 ZIPs", "1 entry", "3 entries". */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
 
 export class Output {
   readonly json: boolean;

@@ -95,7 +95,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // The dashboard's static files (the page calls the API below with its session token).
   app.use('/dashboard', dashboardRouter());
 
-  app.use(express.json({ limit: '10mb', type: () => true }));
+  app.use(express.json({ limit: 10_000_000, type: () => true }));
 
   const loginThrottle = createLoginThrottle(ctx.redis, ctx.config.REDIS_PREFIX, { ...LOGIN_THROTTLE_DEFAULTS, ...options.loginThrottle });
   app.use('/auth', authRouter(ctx.db, ctx.config.SESSION_SECRET, loginThrottle));

@@ -1,12 +1,14 @@
 import { loadConfig } from '@ap/config';
 import { createWorker, createWorkQueues } from '@ap/queue';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
+import { createServiceContext, exitIfPortInUse, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createPackerProcessor } from './processor';
 
 /** decisions.md "Operations": a packer hands its bin back within 10 s of SIGTERM. */
 const HAND_BACK_MS = 10_000;
 
 const ctx = createServiceContext('packer', loadConfig());
+// The operations port first: a port in use ends the process before it joins the queues.
+const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness).catch(exitIfPortInUse(ctx.log));
 const concurrency = ctx.config.PACKER_CONCURRENCY;
 const stopping = new AbortController();
 // Finished jobs' webhook deliveries are handed to their queue; the queue depths are exported.
@@ -23,7 +25,6 @@ const worker = createWorker('pack', (message, token) => idle.during(() => packBi
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'pack job failed'));
 // Queue depth for the autoscaler and dashboards (producers' view of the same queues).
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
-const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'packer ready');
 
 onShutdown(

@@ -1,12 +1,14 @@
 import { loadConfig } from '@ap/config';
 import { startMaintenance } from '@ap/jobs';
 import { createWorker, createWorkQueues } from '@ap/queue';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
+import { createServiceContext, exitIfPortInUse, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';
 
 const ctx = createServiceContext('preparer', loadConfig());
+// The operations port first: a port in use ends the process before it joins the queues.
+const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness).catch(exitIfPortInUse(ctx.log));
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 const concurrency = ctx.config.PREPARER_CONCURRENCY;
 const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx.redis, ctx.config.REDIS_PREFIX, {
@@ -35,7 +37,6 @@ const webhookWorker = createWorker('webhook', createDeliveryProcessor(deliveries
 });
 webhookWorker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'webhook job failed'));
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
-const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'preparer ready');
 
 // Upkeep (re-enqueue lost work and lost webhook deliveries, delete expired objects) runs once per

@@ -72,6 +72,7 @@ describe('POST /jobs validation', () => {
     await expect400({ files: [{}] }, /url/);
     await expect400({ files: [{ url: 'ftp://x.example/a' }] }, /url/);
     await expect400({ files: [{ url: 'not a url' }] }, /url/);
+    await expect400({ files: [file(), { url: 'https://files.example.com/my file.pdf' }] }, /^files\[1\]\.url: must not contain a space: a URL carries it percent-encoded \(%20\)$/);
     await expect400({ files: 'x' });
     await expect400({ files: [file()], mode: 'zip' }, /mode/);
     await expect400({ files: [file()], zip_filename: 'x'.repeat(256) }, /zip_filename/);
