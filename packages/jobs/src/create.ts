@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
-import { enqueue, enqueueSoon, type WorkQueues } from './queues';
+import { enqueue, type WorkQueues } from '@ap/queue';
+import { enqueueSoon } from './enqueue-soon';
+import { queueBinsOf } from './fair-share';
 import { newZipId } from './ids';
 
 export interface NewJob {
@@ -68,7 +70,7 @@ export async function createJob(
   enqueueSoon(
     queues,
     async () => {
-      if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });
+      if (zipId) await queueBinsOf(db, queues, input.userId);
       else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
       await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
     },
