@@ -94,10 +94,17 @@ async function abortUnresumableUpload(ctx: ServiceContext, payload: PackPayload,
   if (!zip?.uploadId) return;
   const retryCannotFix = err instanceof BinFailure && !(err instanceof UrlFailure);
   if (zip.uploadLayout !== null && !retryCannotFix) return;
-  await dropRecordedUpload(ctx.db, ctx.store, zip, objectKeyFor(payload.jobId, payload.zipId)).catch((abortErr: unknown) =>
+  const key = objectKeyFor(payload.jobId, payload.zipId);
+  const { uploadId } = zip;
+  await dropRecordedUpload(ctx.db, ctx.store, zip, key).catch((abortErr: unknown) =>
     ctx.log.warn({ zipId: payload.zipId, err: (abortErr as Error).message }, 'multipart upload of a failed bin not aborted; the lifecycle rule will'),
   );
+  // A part still in flight when the upload was aborted may land after it: S3 says to abort again.
+  setTimeout(() => void ctx.store.abortUpload(key, uploadId).catch(() => undefined), AGAIN_AFTER_MS).unref();
 }
+
+/** When a failed bin's upload is aborted a second time (S3: parts in flight may outlive the first). */
+const AGAIN_AFTER_MS = 2_000;
 
 /**
  * Builds one ZIP bin: fetches its files in order (the next request starting before the current

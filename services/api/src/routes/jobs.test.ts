@@ -241,6 +241,8 @@ describe('reconciler', () => {
     const res = await post({ files: [file()] }, (await createUser(api.ctx)).apiKey);
     const job = await api.ctx.db.job.findUniqueOrThrow({ where: { id: res.body.job_id }, include: { zips: true } });
     const messageId = `pack:${job.zips[0]!.id}:0`;
+    // Enqueued in the background after the commit.
+    for (let waited = 0; !(await api.ctx.queues.pack.getJob(messageId)) && waited < 5000; waited += 50) await new Promise((r) => setTimeout(r, 50));
     await (await api.ctx.queues.pack.getJob(messageId))!.remove();
     await api.ctx.db.job.update({ where: { id: job.id }, data: { enqueuedAt: null, createdAt: new Date(Date.now() - 60_000) } });
     await reconcile(api.ctx.db, api.ctx.queues, new Date(), { jobIds: [job.id] });
