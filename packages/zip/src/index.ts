@@ -5,3 +5,4 @@ export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, ty
 export { newZipFile, YAZL_ENTRY_OPTIONS } from './yazl-options';
 export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, type CrcPlan, type StreamInputValidators } from './stream-plan';
 export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, type BuiltRange, type KnownCrcs, type RangePiece, type RangePlan } from './range';
+export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, deriveAesKeys, EntryMac, entrySalt, ZipEncryption, type AesKeys } from './aes';
