@@ -37,7 +37,7 @@ export function crcsNeededUpfront(layout: ZipLayout, slices: readonly SegmentSli
   const needsSum = (kind: SegmentSlice['segment']['kind']) => (layout.encryption ? kind === 'mac' : kind === 'descriptor' || kind === 'central');
   for (const { segment } of slices) {
     if (segment.kind === 'data') streamed.add(segment.entry);
-    else if (needsSum(segment.kind)) {
+    else if (segment.kind !== 'header' && segment.kind !== 'end' && needsSum(segment.kind)) {
       const e = segment.entry;
       if (layout.entries[e]!.size > 0 && !known(e) && !streamed.has(e)) needed.add(e);
     }
