@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '@ap/db';
 import { enqueue, type WorkQueues } from './queues';
+import type { Compression } from '@ap/contract';
+import { archiveOptionColumns, type SealFor } from './archive-options';
 import { insertJobFiles } from './files';
 import { newZipId } from './ids';
 
@@ -16,6 +18,10 @@ export interface NewJob {
   splitStrategy: 'preserve-order' | 'ffd';
   allowOversizeZips: boolean;
   failOnZipError: boolean;
+  compression: Compression;
+  compressionLevel: number | null;
+  /** The password goes in sealed: `seal` is the caller's, bound to the password. */
+  encryption: { method: 'aes-256'; seal: SealFor } | null;
 }
 
 /** Split and stream jobs probe their inputs first; a plain stored job is one bin from the start. */
@@ -54,6 +60,7 @@ export async function createJob(
         splitStrategy: input.splitStrategy === 'ffd' ? 'ffd' : 'preserve_order',
         allowOversizeZips: input.allowOversizeZips,
         failOnZipError: input.failOnZipError,
+        ...archiveOptionColumns(id, input),
         urlCount: input.files.length,
         zipCount: preparing ? 0 : 1,
         createdAt,

@@ -6,7 +6,7 @@
 import { deriveEntryName } from '@ap/contract';
 import type { Db, Zip } from '@ap/db';
 import type { UploadedPart } from '@ap/storage';
-import { planZip, type CrcCheckpoint, type ZipLayout } from '@ap/zip';
+import { planZip, type CrcCheckpoint, type ZipEncryption, type ZipLayout } from '@ap/zip';
 
 /** Db, or the client of a transaction on it. */
 export type DbTx = Db | Parameters<Parameters<Db['$transaction']>[0]>[0];
@@ -33,6 +33,8 @@ export interface JobFileRow {
   zipId: string | null;
   /** Why its URL failed; null when fine. */
   error: string | null;
+  /** WinZip AES authentication code of its entry once learned (encrypted jobs). */
+  aesMac: Uint8Array | null;
 }
 
 /** A file of a bin, as the packer and stream downloads read it: its bin is known, its URL did not fail. */
@@ -52,6 +54,7 @@ const BIN_FILE_SELECT = {
   crc32: true,
   crcPrefix: true,
   crcPrefixLen: true,
+  aesMac: true,
 } as const;
 
 /** A job's files as created: in input order, all in `zipId` when the bin is known up front. */
@@ -141,7 +144,7 @@ export async function recordEntries(
 export async function resetBinFilesForRepack(db: DbTx, zipId: string, asWritten: boolean): Promise<void> {
   await db.jobFile.updateMany({
     where: { zipId, error: null },
-    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
+    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
   });
 }
 
@@ -183,10 +186,10 @@ export async function assignJobFilesToBin(tx: DbTx, jobId: string, zipId: string
 }
 
 /** The ZIP layout of a bin whose files all have their entry name and size. */
-export function layoutOfFiles(files: readonly Pick<JobFileRow, 'entryName' | 'size'>[], mtime: Date): ZipLayout {
+export function layoutOfFiles(files: readonly Pick<JobFileRow, 'entryName' | 'size'>[], mtime: Date, encryption: ZipEncryption | null = null): ZipLayout {
   return planZip(
     files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
-    { mtime },
+    { mtime, encryption },
   );
 }
 

@@ -44,3 +44,13 @@ export {
   type JobFileView,
   type ProbedFileRecord,
 } from './files';
+export {
+  archiveOptionColumns,
+  deflateLevelOf,
+  encryptionPasswordPlace,
+  JOB_ARCHIVE_OPTIONS_SELECT,
+  recordMacs,
+  zipEncryptionOf,
+  type JobArchiveOptions,
+  type SealFor,
+} from './archive-options';

@@ -6,7 +6,8 @@
 // (bytes 16n..16n+15) is encrypted with counter n+1 and any byte range can be encrypted alone:
 // that is what keeps stream mode's exact sizes and Range. Node's aes-256-ctr counts big-endian,
 // so the keystream is made here from AES-256-ECB blocks of the counters.
-import { createCipheriv, createHmac, pbkdf2Sync, type Hmac } from 'node:crypto';
+import { createCipheriv, createHash, createHmac, pbkdf2Sync, type Hash } from 'node:crypto';
+import { endianness } from 'node:os';
 
 export const AES_METHOD = 99;
 export const AES_SALT = 16;
@@ -49,19 +50,33 @@ export class AesCtr {
     const firstBlock = Math.floor(offset / BLOCK);
     const skip = offset - firstBlock * BLOCK;
     const blocks = Math.ceil((skip + chunk.length) / BLOCK);
-    const counters = Buffer.alloc(blocks * BLOCK);
-    for (let i = 0; i < blocks; i++) {
-      // Little-endian 64-bit counter in the block's low bytes (the high 8 stay 0 below 2^64 blocks).
-      const n = firstBlock + i + 1;
-      counters.writeUInt32LE(n % 0x100000000, i * BLOCK);
-      counters.writeUInt32LE(Math.floor(n / 0x100000000), i * BLOCK + 4);
-    }
     const cipher = createCipheriv('aes-256-ecb', this.key, null).setAutoPadding(false);
-    const keystream = cipher.update(counters);
+    const keystream = cipher.update(counterBlocks(firstBlock + 1, blocks));
     const out = Buffer.allocUnsafe(chunk.length);
     xorInto(out, chunk, keystream, skip);
     return out;
   }
+}
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/** `count` counter blocks from `first`: a little-endian 64-bit counter in each block's low bytes (the high 8 stay 0 below 2^64 blocks). */
+function counterBlocks(first: number, count: number): Buffer {
+  const counters = Buffer.alloc(count * BLOCK);
+  if (LITTLE_ENDIAN) {
+    // Typed-array stores: a 64 KiB chunk's 4,096 counters in microseconds, not writeUInt32LE calls.
+    const words = new Uint32Array(counters.buffer, counters.byteOffset, count * 4);
+    for (let i = 0, n = first; i < count; i++, n++) {
+      words[i * 4] = n % 0x100000000;
+      words[i * 4 + 1] = Math.floor(n / 0x100000000);
+    }
+  } else {
+    for (let i = 0, n = first; i < count; i++, n++) {
+      counters.writeUInt32LE(n % 0x100000000, i * BLOCK);
+      counters.writeUInt32LE(Math.floor(n / 0x100000000), i * BLOCK + 4);
+    }
+  }
+  return counters;
 }
 
 /** out[i] = a[i] ^ b[i + skip], four bytes at a time where the buffers are aligned for it. */
@@ -80,18 +95,37 @@ function xorInto(out: Buffer, a: Buffer, b: Buffer, skip: number): void {
   for (; i < n; i++) out[i] = a[i]! ^ b[i + skip]!;
 }
 
-/** The authentication code of an entry: HMAC-SHA1 over its ciphertext, first 10 bytes. */
+/**
+ * The authentication code of an entry: HMAC-SHA1 over its ciphertext, first 10 bytes. Built
+ * from two SHA-1 hashes (RFC 2104) rather than an Hmac, because a Hash can be copied: a
+ * download cut mid-entry keeps a copy, and its resume continues it instead of re-reading the
+ * entry's prefix.
+ */
 export class EntryMac {
-  private readonly hmac: Hmac;
-  constructor(macKey: Buffer) {
-    this.hmac = createHmac('sha1', macKey);
+  private constructor(
+    private readonly inner: Hash,
+    private readonly outerKey: Buffer,
+  ) {}
+
+  static of(macKey: Buffer): EntryMac {
+    const block = Buffer.alloc(64);
+    macKey.copy(block); // 32 bytes: under SHA-1's block, so used as it is
+    const pad = (byte: number) => Buffer.from(block.map((b) => b ^ byte));
+    return new EntryMac(createHash('sha1').update(pad(0x36)), pad(0x5c));
   }
+
   update(ciphertext: Buffer): this {
-    this.hmac.update(ciphertext);
+    this.inner.update(ciphertext);
     return this;
   }
+
+  /** An independent MAC in the same state. */
+  copy(): EntryMac {
+    return new EntryMac(this.inner.copy(), this.outerKey);
+  }
+
   digest(): Buffer {
-    return this.hmac.digest().subarray(0, AES_MAC);
+    return createHash('sha1').update(this.outerKey).update(this.inner.digest()).digest().subarray(0, AES_MAC);
   }
 }
 
@@ -131,7 +165,7 @@ export class ZipEncryption {
   }
 
   mac(entry: number): EntryMac {
-    return new EntryMac(this.keysOf(entry).macKey);
+    return EntryMac.of(this.keysOf(entry).macKey);
   }
 
   /** Never printed: the password stays out of logs and errors. */

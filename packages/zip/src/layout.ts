@@ -208,3 +208,12 @@ export function sliceRange(layout: ZipLayout, start: number, end: number): Segme
   }
   return slices;
 }
+
+/**
+ * The most bytes zlib's raw deflate (windowBits 15, memLevel 8, as yazl runs it) writes for
+ * `size` bytes: zlib's own deflateBound. Incompressible data goes out in stored blocks, a few
+ * bytes of framing each; split jobs lay deflate bins out with this, so caps hold for any data.
+ */
+export function deflateBound(size: number): number {
+  return size + Math.floor(size / 4096) + Math.floor(size / 16384) + Math.floor(size / 33554432) + 7;
+}

@@ -1,9 +1,9 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
+import { binFiles, binWithJob, deflateLevelOf, zipEncryptionOf, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -104,7 +104,9 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
 
   const key = objectKeyFor(job.id, zip.id);
   const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
-  const plan = uploadPlan(split, files, job.createdAt, partSize);
+  const encryption = zipEncryptionOf(job, zip.sequence, ctx.secrets.open);
+  const deflateLevel = deflateLevelOf(job);
+  const plan = uploadPlan(split, files, job.createdAt, partSize, { encryption, deflate: deflateLevel !== null });
   const fetchBudget = bodyBudgetBesideParts(ctx.config.FETCH_BUDGET_BYTES, partSize);
 
   try {
@@ -118,7 +120,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       // An upload left by a worker that may still be running (a duplicate delivery) is only
       // forgotten; the bucket's lifecycle rule removes abandoned parts.
       await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
+      packed = await packFromStart(ctx, { zipId: zip.id, key, job, files, archiveLimit, partSize, plan, fetchBudget, encryption, deflateLevel }, abort);
     }
     const { object, packaged, urlErrors } = packed;
 
@@ -165,7 +167,18 @@ interface PackedBin {
 /** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
 async function packFromStart(
   ctx: ServiceContext,
-  bin: { zipId: string; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
+  bin: {
+    zipId: string;
+    key: string;
+    job: { id: string; createdAt: Date; failOnUrlError: boolean };
+    files: BinFile[];
+    archiveLimit: number;
+    partSize: number;
+    plan: UploadPlan | null;
+    fetchBudget: number;
+    encryption: ZipEncryption | null;
+    deflateLevel: number | null;
+  },
   abort: AbortController,
 ): Promise<PackedBin> {
   const { db, fetcher, store, log } = ctx;
@@ -177,7 +190,7 @@ async function packFromStart(
   const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
-  const zipfile = newZipFile();
+  const zipfile = newZipOutput(bin.encryption);
   const uploaded = store.upload(bin.key, zipfile.outputStream as unknown as Readable, {
     contentType: 'application/zip',
     partSize: bin.partSize,
@@ -195,6 +208,8 @@ async function packFromStart(
       mtime: job.createdAt,
       failOnUrlError: job.failOnUrlError,
       archiveLimit: bin.archiveLimit,
+      deflateLevel: bin.deflateLevel,
+      aes: bin.encryption !== null,
       signal: abort.signal,
       observer: recorder,
       fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: bin.fetchBudget },

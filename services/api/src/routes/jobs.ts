@@ -12,6 +12,7 @@ import {
   type ListJobsResponse,
 } from '@ap/contract';
 import type { Db, Prisma } from '@ap/db';
+import type { SecretBox } from '@ap/secrets';
 import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
@@ -28,6 +29,8 @@ export interface JobsDeps {
   store: ObjectStore;
   log: Logger;
   downloadUrl: ViewContext['downloadUrl'];
+  /** Seals the archive password of an encrypted job. */
+  secrets: Pick<SecretBox, 'seal'>;
 }
 
 interface Cursor {
@@ -89,6 +92,9 @@ export function jobsRouter(deps: JobsDeps): Router {
         splitStrategy: body.split_strategy,
         allowOversizeZips: body.allow_oversize_zips,
         failOnZipError: body.fail_on_zip_error,
+        compression: body.compression,
+        compressionLevel: body.compression_level ?? null,
+        encryption: body.encryption ? { method: body.encryption.method, seal: (place) => deps.secrets.seal(body.encryption!.password, place) } : null,
       },
       (err) => log.warn({ err }, 'job committed but not enqueued; the reconciler will enqueue it'),
       (id, createdAt) => {

@@ -6,11 +6,12 @@ import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
+import { binFiles, JOB_ARCHIVE_OPTIONS_SELECT, layoutOfFiles, zipEncryptionOf, type BinFileRow } from '@ap/jobs';
+import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
-import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
+import { newZipOutput, sliceRange, streamEtag, type ZipEncryption } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
 import { BatchedWriter } from './batched-writer';
@@ -19,6 +20,8 @@ export interface StreamDeps {
   db: Db;
   fetcher: Fetcher;
   log: Logger;
+  /** Opens an encrypted job's archive password. */
+  secrets: Pick<SecretBox, 'open'>;
 }
 
 export function createStreamServer(deps: StreamDeps, options: Partial<LayoutReaderOptions> = {}) {
@@ -34,7 +37,8 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
         size: true,
         completedAt: true,
         jobId: true,
-        job: { select: { createdAt: true, user: { select: { id: true, plan: true, overageEnabled: true } } } },
+        sequence: true,
+        job: { select: { createdAt: true, ...JOB_ARCHIVE_OPTIONS_SELECT, user: { select: { id: true, plan: true, overageEnabled: true } } } },
       },
     });
     const user = zip.job.user;
@@ -43,17 +47,18 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     }
     const rows = await binFiles(deps.db, zipId);
     const ctx = { zipId, jobId: zip.jobId, userId: user.id };
+    const encryption = zipEncryptionOf(zip.job, zip.sequence, deps.secrets.open);
     if (zip.size === null || rows.some((r) => r.size === null)) {
       // No length, so no ranges: a chunked 200.
       res.set({ 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition(zip.filename), 'Cache-Control': 'private, no-transform' });
-      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx);
+      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx, encryption);
       return;
     }
 
     const mtime = zip.job.createdAt;
-    const layout = layoutOfFiles(rows, mtime);
+    const layout = layoutOfFiles(rows, mtime, encryption);
     if (layout.totalSize !== Number(zip.size)) throw new Error(`stream zip ${zipId}: layout ${layout.totalSize} != recorded ${zip.size}`);
-    const { inputs, crcs } = layoutInputsOf(rows);
+    const { inputs, crcs, macs } = layoutInputsOf(rows);
 
     const span = answerRange(req, res, { filename: zip.filename, size: layout.totalSize, etag: streamEtag(layout, inputs), lastModified: zip.completedAt ?? mtime });
     if (!span) return;
@@ -66,7 +71,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     // The client going away aborts every origin request at once.
     const abort = new AbortController();
     res.once('close', () => abort.abort(new Error('client went away')));
-    const reader = new LayoutReader(deps.fetcher, opts, crcStore, zip.jobId, layout, inputs, crcs, abort.signal);
+    const reader = new LayoutReader(deps.fetcher, opts, crcStore, zip.jobId, layout, inputs, crcs, abort.signal, macs);
     const slices = sliceRange(layout, start, end);
     try {
       // Everything that can fail before the first byte does: CRCs computed alone, and the
@@ -108,13 +113,14 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     rows: BinFileRow[],
     mtime: Date,
     ctx: { zipId: string; jobId: string; userId: string },
+    encryption: ZipEncryption | null,
   ): Promise<void> {
     // No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive.
     res.status(200);
     if (req.method === 'HEAD') return void res.end();
     const abort = new AbortController();
     res.once('close', () => abort.abort(new Error('client went away')));
-    const zipfile = newZipFile();
+    const zipfile = newZipOutput(encryption);
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => {
       sent += c.length;
