@@ -47,12 +47,21 @@ export const archiveOptionFields = {
 };
 
 /** Combinations the fields alone cannot refuse: the field to name and why. */
-export function archiveOptionsProblem(body: { mode: string; compression: Compression; compression_level?: number | null | undefined }): { path: string; message: string } | null {
+export function archiveOptionsProblem(body: {
+  mode: string;
+  compression: Compression;
+  compression_level?: number | null | undefined;
+  encryption?: unknown;
+}): { path: string; message: string } | null {
   if (body.compression === 'deflate' && body.mode === 'stream') {
     return { path: 'compression', message: 'must be "store" in stream mode (a deflated ZIP has no exact size before its files are read)' };
   }
   if (body.compression_level !== null && body.compression_level !== undefined && body.compression !== 'deflate') {
     return { path: 'compression_level', message: 'is only for compression "deflate"' };
+  }
+  if (body.compression === 'deflate' && body.encryption !== null && body.encryption !== undefined) {
+    // The AES writer stores its entries; deflate inside AES is not written yet.
+    return { path: 'compression', message: 'must be "store" with encryption (deflate is not combined with AES-256 yet)' };
   }
   return null;
 }
