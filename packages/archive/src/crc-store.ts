@@ -1,5 +1,4 @@
-import type { Db } from '@ap/db';
-import { recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/jobs';
+import { type Db, recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { CrcCheckpoint, EntryMac } from '@ap/zip';
 

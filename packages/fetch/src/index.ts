@@ -11,3 +11,4 @@ export { BodyStream } from './body';
 export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
 export type { GuardedAgents, GuardOptions } from './guard';
 export { checkDestination, type DestinationVerdict } from './destination';
+export { freeChunk } from './free-chunk';

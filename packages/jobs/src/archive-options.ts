@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Compression } from '@ap/contract';
 import { ZipEncryption } from '@ap/zip';
-import type { DbTx } from './files';
 
 /** Where a job's sealed archive password lives: the associated data of its seal. */
 export const encryptionPasswordPlace = (jobId: string) => `jobs.encryption_password:${jobId}`;
@@ -55,13 +54,4 @@ export function zipEncryptionOf(job: JobArchiveOptions, zipSequence: number, ope
 /** The deflate level of a job, or null when it stores. */
 export function deflateLevelOf(job: Pick<JobArchiveOptions, 'compression' | 'compressionLevel'>): number | null {
   return job.compression === 'deflate' ? (job.compressionLevel ?? 6) : null;
-}
-
-/** Learned MACs of encrypted entries, in one statement. */
-export async function recordMacs(db: DbTx, macs: readonly { jobId: string; position: number; mac: Buffer }[]): Promise<void> {
-  if (macs.length === 0) return;
-  await db.$executeRaw`
-    UPDATE job_files AS f SET aes_mac = v.mac
-    FROM unnest(${macs.map((m) => m.jobId)}::uuid[], ${macs.map((m) => m.position)}::int[], ${macs.map((m) => m.mac)}::bytea[]) AS v(job_id, position, mac)
-    WHERE f.job_id = v.job_id AND f.position = v.position`;
 }

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '@ap/db';
+import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
 import { enqueue, type WorkQueues } from './queues';
 import type { Compression } from '@ap/contract';
 import { archiveOptionColumns, type SealFor } from './archive-options';
-import { insertJobFiles } from './files';
 import { newZipId } from './ids';
 
 export interface NewJob {
@@ -68,7 +67,7 @@ export async function createJob(
       },
     });
     if (zipId) {
-      await tx.zip.create({ data: { id: zipId, jobId: id, sequence: 1, filename: zipFilename!, fileCount: input.files.length } });
+      await createSingleBin(tx, { id: zipId, jobId: id, filename: zipFilename!, fileCount: input.files.length });
     }
     await insertJobFiles(tx, id, input.files, zipId);
   });

@@ -11,11 +11,11 @@ import {
   type JobIdResponse,
   type ListJobsResponse,
 } from '@ap/contract';
-import type { Db, Prisma } from '@ap/db';
+import { type Db, type Prisma, jobFileViews } from '@ap/db';
 import type { SecretBox } from '@ap/secrets';
-import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
+import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
 import { authOf } from '../http/auth';
 import { isUuid } from '../http/serialize';
