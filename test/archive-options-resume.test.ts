@@ -9,7 +9,7 @@ import { prepareJob } from '@ap/preparer';
 import { buildRange, newZipFile, planRange, YAZL_ENTRY_OPTIONS } from '@ap/zip';
 import { Readable } from 'node:stream';
 import { spawnService } from '../scripts/services';
-import { call, createUser, download, waitForJob } from './helpers';
+import { call, createUser, download, until, waitForJob } from './helpers';
 import { bytesOf } from './origin';
 import { writeOriginHead } from './origin-range';
 import { startStack, type Stack } from './stack';
@@ -26,14 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await noWorkers.close();
 });
-
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** What an uninterrupted packer writes: yazl at the job's level, or the AES layout's bytes. */
 async function uninterrupted(zipId: string, bodies: Buffer[]): Promise<Buffer> {
