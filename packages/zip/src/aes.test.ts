@@ -83,10 +83,13 @@ describe('WinZip AES-256 ZIPs', () => {
       const b = new AesCtr(enc.keysOf(8).aesKey).xor(body.subarray(cut), cut);
       expect(Buffer.concat([a, b]).equals(whole)).toBe(true);
     }
-    // Unaligned input (the four-bytes-at-a-time path is skipped) gives the same bytes.
-    const unaligned = Buffer.alloc(body.length + 1);
-    body.copy(unaligned, 1);
-    expect(enc.cipher(8).xor(unaligned.subarray(1), 0).equals(whole)).toBe(true);
+    // Input at every alignment, from every offset alignment, gives the same bytes.
+    for (let shift = 0; shift < 4; shift++) {
+      const unaligned = Buffer.alloc(body.length + 4);
+      body.copy(unaligned, shift);
+      const input = unaligned.subarray(shift, shift + body.length);
+      for (const at of [0, 1, 2, 3, 5, 18]) expect(enc.cipher(8).xor(input.subarray(at), at).equals(whole.subarray(at))).toBe(true);
+    }
   });
 
   it('7-Zip extracts every entry exactly and refuses a wrong password', async () => {

@@ -6,7 +6,7 @@
 // (bytes 16n..16n+15) is encrypted with counter n+1 and any byte range can be encrypted alone:
 // that is what keeps stream mode's exact sizes and Range. Node's aes-256-ctr counts big-endian,
 // so the keystream is made here from AES-256-ECB blocks of the counters.
-import { createCipheriv, createHash, createHmac, pbkdf2Sync, type Hash } from 'node:crypto';
+import { createCipheriv, createHash, createHmac, pbkdf2Sync, type Cipheriv, type Hash } from 'node:crypto';
 import { endianness } from 'node:os';
 
 export const AES_METHOD = 99;
@@ -43,17 +43,22 @@ export function entrySalt(seed: Buffer, zipSequence: number, entry: number): Buf
 
 /** The AE counter-mode cipher of one entry: encrypting and decrypting are the same XOR. */
 export class AesCtr {
-  constructor(private readonly key: Buffer) {}
+  /** ECB over whole blocks keeps no state between calls: one key schedule per entry. */
+  private readonly ecb: Cipheriv;
+
+  constructor(key: Buffer) {
+    this.ecb = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+  }
 
   /** `chunk` XOR the keystream, the chunk being body bytes [offset, offset + length). */
   xor(chunk: Buffer, offset: number): Buffer {
     const firstBlock = Math.floor(offset / BLOCK);
     const skip = offset - firstBlock * BLOCK;
     const blocks = Math.ceil((skip + chunk.length) / BLOCK);
-    const cipher = createCipheriv('aes-256-ecb', this.key, null).setAutoPadding(false);
-    const keystream = cipher.update(counterBlocks(firstBlock + 1, blocks));
-    const out = Buffer.allocUnsafe(chunk.length);
-    xorInto(out, chunk, keystream, skip);
+    // The keystream is a fresh buffer: XORed in place and returned (no third buffer).
+    const keystream = this.ecb.update(counterBlocks(firstBlock + 1, blocks));
+    const out = keystream.subarray(skip, skip + chunk.length);
+    xorInto(out, chunk);
     return out;
   }
 }
@@ -66,9 +71,14 @@ function counterBlocks(first: number, count: number): Buffer {
   if (LITTLE_ENDIAN) {
     // Typed-array stores: a 64 KiB chunk's 4,096 counters in microseconds, not writeUInt32LE calls.
     const words = new Uint32Array(counters.buffer, counters.byteOffset, count * 4);
-    for (let i = 0, n = first; i < count; i++, n++) {
-      words[i * 4] = n % 0x100000000;
-      words[i * 4 + 1] = Math.floor(n / 0x100000000);
+    if (first + count <= 0x100000000) {
+      // Below 64 GiB into a body the high word stays 0: small integers only (the common case, 10x faster).
+      for (let i = 0, at = 0; i < count; i++, at += 4) words[at] = first + i;
+    } else {
+      for (let i = 0, n = first; i < count; i++, n++) {
+        words[i * 4] = n % 0x100000000;
+        words[i * 4 + 1] = Math.floor(n / 0x100000000);
+      }
     }
   } else {
     for (let i = 0, n = first; i < count; i++, n++) {
@@ -79,20 +89,30 @@ function counterBlocks(first: number, count: number): Buffer {
   return counters;
 }
 
-/** out[i] = a[i] ^ b[i + skip], four bytes at a time where the buffers are aligned for it. */
-function xorInto(out: Buffer, a: Buffer, b: Buffer, skip: number): void {
+/**
+ * out[i] ^= a[i], four bytes at a time: `a` is first copied (a memcpy) to the same alignment as
+ * `out` when the two differ, which a chunk from a socket at an odd body offset often does.
+ */
+function xorInto(out: Buffer, a: Buffer): void {
   const n = a.length;
-  let i = 0;
-  const bOffset = b.byteOffset + skip;
-  if (out.byteOffset % 4 === 0 && a.byteOffset % 4 === 0 && bOffset % 4 === 0 && n >= 64) {
-    const words = n >>> 2;
-    const o32 = new Int32Array(out.buffer, out.byteOffset, words);
-    const a32 = new Int32Array(a.buffer, a.byteOffset, words);
-    const b32 = new Int32Array(b.buffer, bOffset, words);
-    for (let w = 0; w < words; w++) o32[w] = a32[w]! ^ b32[w]!;
-    i = words << 2;
+  const shift = out.byteOffset & 3;
+  let src = a;
+  if ((a.byteOffset & 3) !== shift && n >= 64) {
+    const aligned = Buffer.allocUnsafeSlow(n + shift);
+    a.copy(aligned, shift);
+    src = aligned.subarray(shift, shift + n);
   }
-  for (; i < n; i++) out[i] = a[i]! ^ b[i + skip]!;
+  let i = 0;
+  if ((src.byteOffset & 3) === shift && n >= 64) {
+    const head = (4 - shift) & 3;
+    for (; i < head; i++) out[i]! ^= src[i]!;
+    const words = (n - head) >>> 2;
+    const o32 = new Int32Array(out.buffer, out.byteOffset + head, words);
+    const a32 = new Int32Array(src.buffer, src.byteOffset + head, words);
+    for (let w = 0; w < words; w++) o32[w]! ^= a32[w]!;
+    i = head + (words << 2);
+  }
+  for (; i < n; i++) out[i]! ^= src[i]!;
 }
 
 /**
