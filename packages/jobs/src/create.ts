@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, type WorkQueues } from '@ap/queue';
 import type { Compression } from '@ap/contract';
 import { archiveOptionColumns, type SealFor } from './archive-options';
+import { queueBinsOf } from './fair-share';
 import { newZipId } from './ids';
 
 export interface NewJob {
@@ -72,7 +73,7 @@ export async function createJob(
     await insertJobFiles(tx, id, input.files, zipId);
   });
   try {
-    if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });
+    if (zipId) await queueBinsOf(db, queues, input.userId);
     else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
     await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
   } catch (err) {
