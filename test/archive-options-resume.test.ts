@@ -2,8 +2,6 @@
 // another packer (a deflate bin from its start, an AES bin from its last stored part, built from
 // the layout) and the ZIP is the same bytes an uninterrupted run writes.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { layoutOfFiles, JOB_ARCHIVE_OPTIONS_SELECT, zipEncryptionOf } from '@ap/jobs';
 import { prepareJob } from '@ap/preparer';
 import { buildRange, newZipFile, planRange, YAZL_ENTRY_OPTIONS } from '@ap/zip';
@@ -11,7 +9,7 @@ import { Readable } from 'node:stream';
 import { spawnService } from '../scripts/services';
 import { call, createUser, download, until, waitForJob } from './helpers';
 import { bytesOf } from './origin';
-import { writeOriginHead } from './origin-range';
+import { startGatedOrigin } from './gated-origin';
 import { startStack, type Stack } from './stack';
 
 const MB = 1_000_000;
@@ -50,31 +48,11 @@ it.each([
   ['an AES-256 single-ZIP bin resumes its upload', { encryption: { method: 'aes-256', password: PASSWORD } }],
   ['an AES-256 split bin resumes its upload', { encryption: { method: 'aes-256', password: PASSWORD }, max_zip_size_bytes: 104_857_600 }],
 ])('killed mid-bin, %s into the same bytes', async (_, options: Record<string, unknown>) => {
-  // The second body stops at 10 MB until released: the packer is killed there.
+  // The second body stops at 10 MB until the gate opens: the packer is killed there.
   const bodies = [bytesOf(71, 12 * MB), bytesOf(72, 20 * MB), bytesOf(73, 3 * MB)];
-  const served = [0, 0, 0];
-  let gateOpen = false;
-  const held = new Set<() => void>();
-  const gated = http.createServer((req, res) => {
-    const i = Number(req.url!.slice(1, 2));
-    const span = writeOriginHead(req, res, bodies[i]!.length, `"k${i}"`);
-    if (!span || req.method === 'HEAD') return void res.end();
-    const stop = i === 1 && !gateOpen ? Math.max(span.start, 10 * MB) : span.end;
-    let at = span.start;
-    const pump = () => {
-      while (at < stop) {
-        const chunk = bodies[i]!.subarray(at, Math.min(stop, at + 64 * 1024));
-        at += chunk.length;
-        served[i]! += chunk.length;
-        if (!res.write(chunk)) return void res.once('drain', pump);
-      }
-      if (at === span.end) return void res.end();
-      held.add(() => (res.destroyed ? undefined : res.end()));
-    };
-    pump();
-  });
-  await new Promise<void>((r) => gated.listen(0, '127.0.0.1', () => r()));
-  const base = `http://127.0.0.1:${(gated.address() as AddressInfo).port}`;
+  const gated = await startGatedOrigin(Object.fromEntries(bodies.map((b, i) => [`/${i}.bin`, b])), { '/1.bin': 10 * MB });
+  const served = (i: number) => gated.served.get(`/${i}.bin`) ?? 0;
+  const base = gated.url;
   const child = spawnService('packer', { ...process.env, PUBLIC_BASE_URL: noWorkers.url, REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX, HEALTH_PORT: '0', WORKER_LOCK_MS: '2000' }, { stdio: 'ignore' });
   try {
     const res = await call(noWorkers.url, 'POST', '/jobs', { key, body: { files: bodies.map((_b, i) => ({ url: `${base}/${i}.bin` })), ...options } });
@@ -82,14 +60,13 @@ it.each([
     const jobId = res.body.job_id as string;
     if (options.max_zip_size_bytes) await prepareJob(noWorkers.ctx, noWorkers.ctx.queues, { jobId, attempt: 0 });
     const zip = await noWorkers.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
-    await until(() => served[1]! >= 10 * MB, 'the packer reached the held body');
+    await until(() => served(1) >= 10 * MB, 'the packer reached the held body');
     // An AES bin resumes: its first two parts are recorded before the kill.
     if (options.encryption) await until(async () => (await noWorkers.ctx.db.zipPart.count({ where: { zipId: zip.id } })) >= 2, 'two parts stored');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    const before = [...served];
-    gateOpen = true;
-    for (const release of held) release();
+    const before = served(0);
+    gated.open();
 
     const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX });
     try {
@@ -98,13 +75,12 @@ it.each([
       const bytes = (await download(job.zips[0].download_url)).body;
       expect(bytes.equals(await uninterrupted(zip.id, bodies))).toBe(true);
       // A deflate bin fetched its first file again; an AES bin's resume did not (in its stored parts).
-      expect(served[0]! - before[0]!).toBe(options.encryption ? 0 : bodies[0]!.length);
+      expect(served(0) - before).toBe(options.encryption ? 0 : bodies[0]!.length);
     } finally {
       await rescue.close();
     }
   } finally {
     child.kill('SIGKILL');
-    gated.closeAllConnections();
-    gated.close();
+    await gated.close();
   }
 }, 120_000);
