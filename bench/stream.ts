@@ -9,13 +9,11 @@
 //   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { freePort } from '../scripts/embedded';
-import { cpuSeconds, firstLine, ms, pct, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, drain, firstLine, ms, pct, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
 import { writeResults } from './lib/report';
 
 /** What bench/results/stream.json records, figure by figure. */
@@ -40,19 +38,6 @@ const bench = await startBenchEnv();
 const config = loadConfig();
 const children: ChildProcess[] = [origin.child];
 const db = createDb(config.DATABASE_URL);
-
-/** Reads a URL to the end into nothing; resolves with the byte count. */
-function drain(url: string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { headers, agent: false }, async (res) => {
-        let bytes = 0;
-        await pipeline(res, new Writable({ write: (c: Buffer, _e, cb) => ((bytes += c.length), cb()) })).catch(reject);
-        resolve({ status: res.statusCode!, bytes });
-      })
-      .on('error', reject);
-  });
-}
 
 /** Reads `limit` bytes of a URL, then drops the connection. */
 function readThenCut(url: string, limit: number): Promise<string> {

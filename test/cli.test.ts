@@ -173,6 +173,23 @@ describe('create --from FILE --wait --download DIR', () => {
     });
   }
 
+  it('--compress LEVEL and --password-file FILE ask for deflate and AES-256; the password is never printed', async () => {
+    const passwordFile = path.join(tmp('pw'), 'password.txt');
+    writeFileSync(passwordFile, 'cli-secret-password\n');
+    const deflated = await runCli(['create', '--from', urlFile(inputs), '--compress', '9', '--wait', '--json']);
+    const encrypted = await runCli(['create', '--from', urlFile(inputs), '--mode', 'stream', '--password-file', passwordFile, '--wait', '--json']);
+    for (const run of [deflated, encrypted]) {
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(run.stdout).not.toContain('cli-secret-password');
+    }
+    const viewOf = async (run: Run) => (await call(stack.url, 'GET', `/jobs/${lastJson(run).job_id}`, { key })).body.job;
+    expect(await viewOf(deflated)).toMatchObject({ compression: 'deflate', compression_level: 9, encryption: null });
+    expect(await viewOf(encrypted)).toMatchObject({ compression: 'store', encryption: { method: 'aes-256' } });
+    const bad = await runCli(['create', '--from', urlFile(inputs), '--compress', '10']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--compress takes a level from 1 to 9/);
+  });
+
   it('prints people-readable lines without --json, and nothing of the bars when not a terminal', async () => {
     const dir = tmp('plain');
     const run = await runCli(['create', '--from', urlFile(inputs.slice(0, 1)), '--download', dir]);

@@ -1,6 +1,6 @@
 // Helpers for tests that run the real services in-process against the run's Postgres, Redis and S3.
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
 import { answerClientErrors, createApp, createUserWithKey, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
@@ -92,4 +92,35 @@ export async function download(url: string, headers: Record<string, string> = {}
   if (type?.startsWith('application/json')) json = JSON.parse(body.toString('utf8'));
   checkResponse('GET', url, res.status, type, json);
   return { status: res.status, headers: res.headers, body };
+}
+
+/** GET that stops reading after `limit` bytes and closes the connection. */
+export function partialGet(url: string, limit: number, headers: Record<string, string> = {}): Promise<{ status: number; etag: string; got: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      let got = 0;
+      res.on('data', (c: Buffer) => {
+        if (got >= limit) return;
+        const take = c.subarray(0, limit - got);
+        chunks.push(take);
+        got += take.length;
+        if (got >= limit) {
+          req.destroy();
+          resolve({ status: res.statusCode!, etag: String(res.headers.etag), got: Buffer.concat(chunks) });
+        }
+      });
+      res.on('end', () => resolve({ status: res.statusCode!, etag: String(res.headers.etag), got: Buffer.concat(chunks) }));
+    });
+    req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+  });
+}
+
+/** Polls `check` until it holds; throws naming `what` after `timeoutMs`. */
+export async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { planZip, type ZipLayout } from '@ap/zip';
 import { renderWhole } from '../packages/zip/src/testing';
 import { monthStart } from '../services/api/src/domain/quota';
-import { call, createUser, download, waitForJob } from './helpers';
+import { call, createUser, download, partialGet, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
 import { startSyntheticOrigin, tinyBody, type SyntheticOrigin } from './synthetic-origin';
@@ -50,28 +50,6 @@ async function layoutOf(zipId: string): Promise<ZipLayout> {
   const zip = await stack.ctx.db.zip.findUniqueOrThrow({ where: { id: zipId }, include: { job: true } });
   const files = await stack.ctx.db.jobFile.findMany({ where: { zipId, error: null }, orderBy: { position: 'asc' } });
   return planZip(files.map((f) => ({ name: f.entryName!, size: Number(f.size) })), { mtime: zip.job.createdAt });
-}
-
-/** GET that stops reading after `limit` bytes and closes the connection. */
-function partialGet(url: string, limit: number, headers: Record<string, string> = {}): Promise<{ status: number; etag: string; got: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let got = 0;
-      res.on('data', (c: Buffer) => {
-        if (got >= limit) return;
-        const take = c.subarray(0, limit - got);
-        chunks.push(take);
-        got += take.length;
-        if (got >= limit) {
-          req.destroy();
-          resolve({ status: res.statusCode!, etag: String(res.headers.etag), got: Buffer.concat(chunks) });
-        }
-      });
-      res.on('end', () => resolve({ status: res.statusCode!, etag: String(res.headers.etag), got: Buffer.concat(chunks) }));
-    });
-    req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
-  });
 }
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {

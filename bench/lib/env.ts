@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
 import { EMBEDDED_S3_CREDENTIALS } from '../../scripts/embedded';
@@ -171,3 +174,16 @@ const procStat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').spli
 
 export const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/** Reads a URL to the end into nothing; resolves with the byte count. */
+export function drain(url: string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers, agent: false }, async (res) => {
+        let bytes = 0;
+        await pipeline(res, new Writable({ write: (c: Buffer, _e, cb) => ((bytes += c.length), cb()) })).catch(reject);
+        resolve({ status: res.statusCode!, bytes });
+      })
+      .on('error', reject);
+  });
+}

@@ -2,6 +2,7 @@
 // what is measured. GET/HEAD /blob/<size>/<seed>[/<name>] answers <size> deterministic bytes (a
 // 16 MiB random block, rotated by seed), with Range and ETag. GET /stats answers {bytes,
 // requests}: body bytes written and blob requests so far (benches measure origin traffic).
+// /text/<size>/<seed>[/<name>] answers deterministic CSV-like text instead (it deflates).
 // On loopback by default; ORIGIN_LATENCY_MS answers every request that much later and
 // ORIGIN_RATE_MBPS sends at most that many MB/s per connection, as a CDN or object store some
 // distance away would (bench:origins).
@@ -15,12 +16,22 @@ const BYTES_PER_MS = (Number(process.env.ORIGIN_RATE_MBPS ?? 0) * 1e6) / 1000;
 // Paced sends go in socket-sized chunks so the rate holds within a chunk's time.
 const CHUNK = BYTES_PER_MS > 0 ? 64 * 1024 : 1024 * 1024;
 const BLOCK = randomBytes(16 * 1024 * 1024);
+const TEXT = (() => {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 0; size < 16 * 1024 * 1024; i++) {
+    const line = `${i},customer-${(i * 7919) % 9973},${((i * 104_729) % 1_000_000) / 100},2026-11-${(i % 28) + 1},ok\n`;
+    lines.push(line);
+    size += line.length;
+  }
+  return Buffer.from(lines.join('')).subarray(0, 16 * 1024 * 1024);
+})();
 
 let bytesWritten = 0;
 let requests = 0;
 
 /** Sends [start, end), no faster than the per-connection rate when there is one. */
-function write(res: http.ServerResponse, start: number, end: number, seed: number): void {
+function write(res: http.ServerResponse, start: number, end: number, seed: number, block = BLOCK): void {
   let at = start;
   let closed = false;
   res.once('close', () => (closed = true));
@@ -32,9 +43,9 @@ function write(res: http.ServerResponse, start: number, end: number, seed: numbe
         const wait = began + (at - start) / BYTES_PER_MS - performance.now();
         if (wait > 1) return void setTimeout(pump, wait);
       }
-      const offset = (at + seed * 4099) % BLOCK.length;
-      const n = Math.min(end - at, BLOCK.length - offset, CHUNK);
-      const ok = res.write(BLOCK.subarray(offset, offset + n));
+      const offset = (at + seed * 4099) % block.length;
+      const n = Math.min(end - at, block.length - offset, CHUNK);
+      const ok = res.write(block.subarray(offset, offset + n));
       at += n;
       bytesWritten += n;
       if (!ok) return void res.once('drain', pump);
@@ -45,14 +56,14 @@ function write(res: http.ServerResponse, start: number, end: number, seed: numbe
 }
 
 function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const m = /^\/blob\/(\d+)\/(\d+)(?:\/[^?]*)?$/.exec(req.url ?? '');
+  const m = /^\/(blob|text)\/(\d+)\/(\d+)(?:\/[^?]*)?$/.exec(req.url ?? '');
   if (!m) return void res.writeHead(404).end();
-  const size = Number(m[1]);
-  const seed = Number(m[2]);
+  const size = Number(m[2]);
+  const seed = Number(m[3]);
   const span = writeOriginHead(req, res, size, `"${size}-${seed}"`);
   if (!span) return;
   if (req.method === 'HEAD') return void res.end();
-  write(res, span.start, span.end, seed);
+  write(res, span.start, span.end, seed, m[1] === 'text' ? TEXT : BLOCK);
 }
 
 const server = http.createServer((req, res) => {

@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import yazl from 'yazl';
 import { createEntryNameDeduper } from '@ap/contract';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
 import { entryNameOf } from '@ap/jobs';
-import { YAZL_ENTRY_OPTIONS, ZipSizer } from '@ap/zip';
+import { YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 
@@ -42,6 +41,10 @@ export interface ArchiveOptions {
   observer?: BodyObserver;
   /** Connections and memory budget for fetching ahead (defaults: 8, 64 MiB). */
   fetchAhead?: FetchAheadOptions;
+  /** Deflate at this level (yazl's own), or null to store. */
+  deflateLevel?: number | null;
+  /** Every entry is WinZip AES-256 encrypted (the writer is AesZipWriter): sizes grow by its framing. */
+  aes?: boolean;
   /** Sees the scheduler (benches and tests read its peak buffered bytes). */
   onFetchAhead?(ahead: FetchAhead<OpenedBody | FetchError>): void;
 }
@@ -68,7 +71,7 @@ export interface ArchiveResult {
  * are fetched ahead (FetchAhead: several requests at once within a memory budget), so the
  * output waits on neither a round trip per file nor one connection's pace between entries.
  */
-export async function writeArchive(zipfile: yazl.ZipFile, files: readonly ArchiveFile[], options: ArchiveOptions): Promise<ArchiveResult> {
+export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFile[], options: ArchiveOptions): Promise<ArchiveResult> {
   const { fetcher, signal } = options;
   // Every request in flight listens on the signal: more than Node's default 10 at once is normal here.
   setMaxListeners(0, signal);
@@ -76,7 +79,7 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
   const urlErrors: ArchiveResult['urlErrors'] = [];
   const names = createEntryNameDeduper();
   // The archive's exact size so far: the plan's per-archive limit is enforced before each body.
-  const sizer = new ZipSizer();
+  const sizer = new ZipSizer(options.aes === true);
 
   const ahead = new FetchAhead<OpenedBody | FetchError>(
     files.map((file) => ({
@@ -116,7 +119,7 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
       // A body of unknown length is stopped where the archive would pass the plan's limit.
       const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(Buffer.byteLength(entryName), 0) : null;
-      const body = await streamEntry(zipfile, opened, entryName, size, options.mtime, options.observer, maxBytes);
+      const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null }, options.observer, maxBytes);
       if (signal.aborted) throw signal.reason;
       if (body.tooLarge) throw new BinFailure(ARCHIVE_TOO_LARGE);
       if (body.error) {
@@ -142,11 +145,11 @@ export async function writeArchive(zipfile: yazl.ZipFile, files: readonly Archiv
  * or the error that cut it short (after body.ts ran out of continuations).
  */
 function streamEntry(
-  zipfile: yazl.ZipFile,
+  zipfile: ZipOutput,
   opened: OpenedBody,
   entryName: string,
   size: number | null,
-  mtime: Date,
+  { mtime, deflateLevel }: { mtime: Date; deflateLevel: number | null },
   observer: BodyObserver | undefined,
   /** Bytes the body may have (unknown length); one more stops it: `tooLarge`. */
   maxBytes: number | null,
@@ -166,7 +169,7 @@ function streamEntry(
     stream.once('error', failed);
     // Lazy: yazl asks for the stream when the entry's turn comes; the byte counter is attached
     // right after yazl's pipe, so no chunk can flow before yazl listens.
-    zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size), (cb) => {
+    zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size, deflateLevel), (cb) => {
       cb(null, stream);
       // yazl (patched) keeps the entry's running CRC-32 on it; this entry is its last.
       const entries = (zipfile as unknown as { entries: { crc32: number }[] }).entries;

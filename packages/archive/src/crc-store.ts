@@ -1,8 +1,10 @@
-import { type Db, recordCrcCheckpoint, recordCrcs } from '@ap/db';
+import { type Db, recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/db';
 import type { Logger } from '@ap/log';
-import type { CrcCheckpoint } from '@ap/zip';
+import type { CrcCheckpoint, EntryMac } from '@ap/zip';
 
 const FLUSH_AT = 2000;
+/** MAC checkpoints kept in memory (a SHA-1 state each, about 100 bytes); the oldest go first. */
+const MAC_CHECKPOINTS = 10_000;
 
 /**
  * Learned CRC-32s and resume checkpoints, written to job_files in batches: a download of
@@ -12,7 +14,14 @@ const FLUSH_AT = 2000;
 export class CrcStore {
   private crcs = new Map<string, { jobId: string; position: number; crc: number }>();
   private checkpoints = new Map<string, { jobId: string; position: number; state: CrcCheckpoint }>();
+  private macs = new Map<string, { jobId: string; position: number; mac: Buffer }>();
   private flushing: Promise<void> = Promise.resolve();
+  /**
+   * Where an encrypted entry's MAC stood when a download stopped inside it. A SHA-1 state is
+   * not something Node can export, so these live in this process only: a resume served by
+   * another replica reads the entry's prefix instead (docs/archive-options.md).
+   */
+  private readonly macCheckpoints = new Map<string, { length: number; mac: EntryMac }>();
 
   constructor(
     private readonly db: Db,
@@ -24,6 +33,28 @@ export class CrcStore {
     this.checkpoints.delete(key);
     this.crcs.set(key, { jobId, position, crc });
     if (this.crcs.size >= FLUSH_AT) void this.flush();
+  }
+
+  /** An encrypted entry's WinZip AES authentication code (kept as CRCs are). */
+  mac(jobId: string, position: number, mac: Buffer): void {
+    this.macCheckpoints.delete(`${jobId}:${position}`);
+    this.macs.set(`${jobId}:${position}`, { jobId, position, mac });
+    if (this.macs.size >= FLUSH_AT) void this.flush();
+  }
+
+  macCheckpoint(jobId: string, position: number, length: number, mac: EntryMac): void {
+    const key = `${jobId}:${position}`;
+    const held = this.macCheckpoints.get(key);
+    if (held && held.length >= length) return;
+    this.macCheckpoints.delete(key);
+    this.macCheckpoints.set(key, { length, mac: mac.copy() });
+    if (this.macCheckpoints.size > MAC_CHECKPOINTS) this.macCheckpoints.delete(this.macCheckpoints.keys().next().value!);
+  }
+
+  /** The furthest MAC checkpoint of an entry, as a copy to continue. */
+  macCheckpointOf(jobId: string, position: number): { length: number; mac: EntryMac } | null {
+    const held = this.macCheckpoints.get(`${jobId}:${position}`);
+    return held ? { length: held.length, mac: held.mac.copy() } : null;
   }
 
   checkpoint(jobId: string, position: number, state: CrcCheckpoint): void {
@@ -42,10 +73,13 @@ export class CrcStore {
   private async write(): Promise<void> {
     const crcs = [...this.crcs.values()];
     const checkpoints = [...this.checkpoints.values()];
+    const macs = [...this.macs.values()];
     this.crcs.clear();
     this.checkpoints.clear();
+    this.macs.clear();
     try {
       await recordCrcs(this.db, crcs);
+      await recordMacs(this.db, macs);
       for (const c of checkpoints) await recordCrcCheckpoint(this.db, c.jobId, c.position, c.state);
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'stream CRCs not persisted');

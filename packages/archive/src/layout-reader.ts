@@ -3,10 +3,11 @@
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
 import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
-import { crc32, planSlices, renderSegment, type CrcCheckpoint, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
+import { crc32, planSlices, renderSegment, type AesCtr, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
+import { encryptedBody } from './encrypted-body';
 
 /** Tunables; tests and benches shrink them. */
 export interface LayoutReaderOptions {
@@ -34,10 +35,10 @@ export interface LayoutInput {
 }
 
 /** A layout's file as Postgres holds it (job_files), with what earlier passes learned. */
-export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'>;
+export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'> & Partial<Pick<BinFileRow, 'aesMac'>>;
 
-/** The reader's inputs and the CRC-32s already known (by index), from the recorded files. */
-export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: LayoutInput[]; crcs: Map<number, number> } {
+/** The reader's inputs and the CRC-32s and MACs already known (by index), from the recorded files. */
+export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: LayoutInput[]; crcs: Map<number, number>; macs: Map<number, Buffer> } {
   const inputs = rows.map((r) => ({
     position: r.position,
     url: r.url,
@@ -51,7 +52,9 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
     if (r.crc32 !== null) crcs.set(i, r.crc32 >>> 0);
     else if (inputs[i]!.size === 0) crcs.set(i, 0);
   });
-  return { inputs, crcs };
+  const macs = new Map<number, Buffer>();
+  rows.forEach((r, i) => r.aesMac && macs.set(i, Buffer.from(r.aesMac)));
+  return { inputs, crcs, macs };
 }
 
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
@@ -73,11 +76,17 @@ export class LayoutReader {
     private readonly inputs: LayoutInput[],
     private readonly crcs: Map<number, number>,
     private readonly signal: AbortSignal,
+    /** MACs already known, by index (encrypted layouts). */
+    private readonly macs = new Map<number, Buffer>(),
   ) {}
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
     const plan = this.planOf(slices);
-    for (const { entry, from } of plan.upfront) this.learn(entry, await this.crcOfRange(this.inputs[entry]!, from, this.inputs[entry]!.size));
+    for (const { entry, from } of plan.upfront) {
+      const input = this.inputs[entry]!;
+      if (this.layout.encryption) this.learnMac(entry, (await this.macUpTo(entry, input.size)).digest());
+      else this.learn(entry, await this.crcOfRange(input, from, input.size));
+    }
     const ahead = this.aheadFor(plan);
     const piece = plan.pieces.find((p) => p.kind === 'body');
     if (piece) this.first = { piece, source: await ahead.take(0) };
@@ -86,7 +95,10 @@ export class LayoutReader {
   /** What the slices are made of and how each body's CRC is learned; `prepare` and `bytes` share it. */
   private planOf(slices: readonly SegmentSlice[]): RangePlan {
     if (this.planned?.slices === slices) return this.planned.plan;
-    const plan = planSlices(this.layout, slices, { has: (e) => this.crcs.has(e), checkpoint: (e) => this.inputs[e]!.checkpoint });
+    // An encrypted entry's checkpoint is a MAC state this process kept (crc unused).
+    const plan = this.layout.encryption
+      ? planSlices(this.layout, slices, { has: (e) => this.macs.has(e), checkpoint: (e) => this.macCheckpoint(e) })
+      : planSlices(this.layout, slices, { has: (e) => this.crcs.has(e), checkpoint: (e) => this.inputs[e]!.checkpoint });
     this.planned = { slices, plan };
     return plan;
   }
@@ -129,7 +141,7 @@ export class LayoutReader {
       for (const piece of plan.pieces) {
         if (piece.kind === 'record') {
           const { segment, from, length } = piece.slice;
-          const bytes = renderSegment(this.layout, segment, (e) => this.crcOf(e));
+          const bytes = renderSegment(this.layout, segment, (e) => this.crcOf(e), (e) => this.macOf(e));
           batch.push(from === 0 && length === bytes.length ? bytes : bytes.subarray(from, from + length));
           batched += length;
           if (batched >= BATCH_BYTES) yield take();
@@ -174,6 +186,45 @@ export class LayoutReader {
     return crc;
   }
 
+  private macOf(entry: number): Buffer {
+    const mac = this.macs.get(entry) ?? (this.inputs[entry]!.size === 0 ? this.layout.encryption!.mac(entry).digest() : undefined);
+    if (mac === undefined) throw new Error(`MAC of entry ${entry} is not known`); // crcsNeededUpfront guarantees it
+    return mac;
+  }
+
+  private learnMac(entry: number, mac: Buffer): void {
+    this.macs.set(entry, mac);
+    this.crcStore.mac(this.jobId, this.inputs[entry]!.position, mac);
+  }
+
+  private macCheckpoint(entry: number): CrcCheckpoint | null {
+    const held = this.crcStore.macCheckpointOf(this.jobId, this.inputs[entry]!.position);
+    return held ? { length: held.length, crc: 0 } : null;
+  }
+
+  /** A MAC to track from `at` or later (its kept checkpoint, which may have moved on), null when there is none. */
+  private macFrom(entry: number, at: number, upTo = Infinity): { at: number; mac: EntryMac } | null {
+    const held = at === 0 ? null : this.crcStore.macCheckpointOf(this.jobId, this.inputs[entry]!.position);
+    if (held && held.length >= at && held.length <= upTo) return { at: held.length, mac: held.mac };
+    return at === 0 ? { at: 0, mac: this.layout.encryption!.mac(entry) } : null;
+  }
+
+  /** The MAC of an encrypted entry over its ciphertext [0, upTo), from its kept checkpoint or 0: fetched, not sent. */
+  private async macUpTo(entry: number, upTo: number, start: CrcCheckpoint | null = this.macCheckpoint(entry)): Promise<EntryMac> {
+    const held = start && start.length > 0 ? this.macFrom(entry, start.length, upTo) : null;
+    const { at: from, mac } = held ?? { at: 0, mac: this.layout.encryption!.mac(entry) };
+    if (from === upTo) return mac;
+    const cipher = this.layout.encryption!.cipher(entry);
+    const opened = await this.open(this.inputs[entry]!, from, upTo);
+    let got = from;
+    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
+      mac.update(cipher.xor(chunk, got));
+      got += chunk.length;
+    }
+    if (got !== upTo) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
+    return mac;
+  }
+
   private learn(entry: number, crc: number): void {
     this.crcs.set(entry, crc);
     this.crcStore.crc(this.jobId, this.inputs[entry]!.position, crc);
@@ -216,6 +267,12 @@ export class LayoutReader {
   private async openSource(piece: BodyPiece): Promise<DataSource> {
     const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
+    if (this.layout.encryption) {
+      // The MAC runs over the whole ciphertext: tracked from 0 or a kept checkpoint, or over a prefix fetched first.
+      const mac = crc === null ? null : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
+      const opened = await this.open(input, from, to);
+      return new DataSource(this, entry, input, opened, from, to, null, { cipher: this.layout.encryption.cipher(entry), mac });
+    }
     // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
     const tracked = crc === null ? null : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
     const opened = await this.open(input, from, to);
@@ -223,6 +280,11 @@ export class LayoutReader {
   }
 
   /** Called by a data source as its body streams. */
+  onMac(entry: number, mac: EntryMac, length: number): void {
+    if (length === this.inputs[entry]!.size) this.learnMac(entry, mac.digest());
+    else this.crcStore.macCheckpoint(this.jobId, this.inputs[entry]!.position, length, mac);
+  }
+
   onProgress(entry: number, state: CrcCheckpoint, done: boolean): void {
     const input = this.inputs[entry]!;
     if (done) return this.learn(entry, state.crc);
@@ -247,6 +309,8 @@ class DataSource {
     private readonly from: number,
     private readonly to: number,
     private readonly tracked: CrcCheckpoint | null,
+    /** An encrypted entry: its cipher, and its MAC when this slice learns it. */
+    private readonly encrypted: { cipher: AesCtr; mac: { at: number; mac: EntryMac } | null } | null = null,
   ) {}
 
   get stream(): Readable {
@@ -254,6 +318,10 @@ class DataSource {
   }
 
   async *read(): AsyncGenerator<Buffer> {
+    if (this.encrypted) {
+      const { cipher, mac } = this.encrypted;
+      return yield* encryptedBody(this.opened.stream, this.from, this.to, cipher, mac, (m, hashed) => this.session.onMac(this.entry, m, hashed));
+    }
     const { checkpointEvery } = this.session.options;
     let at = this.from;
     // The CRC covers body bytes [0, hashed); it catches up once `at` passes a checkpoint ahead.

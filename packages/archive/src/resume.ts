@@ -17,7 +17,7 @@ import { findFetchError, type Fetcher } from '@ap/fetch';
 import { entryNameOf, layoutOfFiles, mapLimit } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
-import { sliceRange, streamEtag, ZipSizer, type ZipLayout } from '@ap/zip';
+import { sliceRange, streamEtag, ZipSizer, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import type { BodyObserver } from './archive';
 import { CrcStore } from './crc-store';
 import { LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf } from './layout-reader';
@@ -29,14 +29,29 @@ export type BinFile = BinFileRow;
  * How a bin's upload can be resumed; `id` (part size, and the layout digest for a fixed
  * layout) is stored with the upload, and a resume needs the same.
  */
-export type UploadPlan = { kind: 'fixed'; id: string; partSize: number; layout: ZipLayout } | { kind: 'as-written'; id: string; partSize: number };
+export type UploadPlan =
+  | { kind: 'fixed'; id: string; partSize: number; layout: ZipLayout; encryption: ZipEncryption | null }
+  | { kind: 'as-written'; id: string; partSize: number; encryption: ZipEncryption | null };
 
-export function uploadPlan(split: boolean, files: readonly BinFile[], mtime: Date, partSize: number): UploadPlan | null {
-  if (!split) return { kind: 'as-written', partSize, id: `${partSize}/as-written` };
+/**
+ * How the bin's upload resumes; null when it cannot: a deflate bin restarts from its first
+ * byte (docs/archive-options.md: its bytes after a cut depend on compressed sizes before it,
+ * and a compressor cannot resume mid-entry).
+ */
+export function uploadPlan(
+  split: boolean,
+  files: readonly BinFile[],
+  mtime: Date,
+  partSize: number,
+  options: { encryption?: ZipEncryption | null; deflate?: boolean } = {},
+): UploadPlan | null {
+  if (options.deflate) return null;
+  const encryption = options.encryption ?? null;
+  if (!split) return { kind: 'as-written', partSize, id: `${partSize}/as-written${encryption ? '/aes-256' : ''}`, encryption };
   // Split bins: every name and size was settled while preparing.
   if (files.length === 0 || files.some((f) => f.size === null || f.entryName === null)) return null;
-  const layout = layoutOfFiles(files, mtime);
-  return { kind: 'fixed', layout, partSize, id: `${partSize}/${streamEtag(layout, files)}` };
+  const layout = layoutOfFiles(files, mtime, encryption);
+  return { kind: 'fixed', layout, partSize, id: `${partSize}/${streamEtag(layout, files)}`, encryption };
 }
 
 /**
@@ -52,7 +67,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   private dataOffset = 0;
   private nextCheckpoint = 0;
   /** The archive so far, and the entries not yet in Postgres (as-written bins). */
-  private readonly written = new ZipSizer();
+  private readonly written: ZipSizer;
   private started: { position: number; name: string; size: number; etag: string | null; lastModified: string | null }[] = [];
   /** DB writes in order: an entry is recorded before a part holding its bytes is. */
   private writes: Promise<unknown> = Promise.resolve();
@@ -64,7 +79,9 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
     private readonly jobId: string,
     private readonly files: readonly BinFile[],
     private readonly plan: UploadPlan,
-  ) {}
+  ) {
+    this.written = new ZipSizer(plan.encryption !== null);
+  }
 
   start(index: number, entry: { name: string; size: number | null; etag: string | null; lastModified: string | null }): void {
     if (index !== this.entry + 1) this.invalidate();
@@ -87,7 +104,8 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   }
 
   progress(bytes: number, crc: number): void {
-    if (!this.valid) return;
+    // An encrypted entry has no CRC (AE-2): a resume learns its MAC from the body instead.
+    if (!this.valid || this.plan.encryption) return;
     const at = this.dataOffset + bytes;
     if (at < this.nextCheckpoint) return;
     // The first chunk boundary past a part boundary: any checkpoint of the body serves a
@@ -97,7 +115,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   }
 
   end(crc: number): void {
-    if (this.valid) this.crcStore.crc(this.jobId, this.files[this.entry]!.position, crc);
+    if (this.valid && !this.plan.encryption) this.crcStore.crc(this.jobId, this.files[this.entry]!.position, crc);
   }
 
   onStart(uploadId: string): void {
@@ -184,7 +202,7 @@ export async function resumeUpload(
   const { db, store, log } = deps;
   const rows = await binUploadParts(db, bin.zipId, bin.uploadId);
   if (rows.length === 0) return null;
-  const laid = plan.kind === 'fixed' ? { layout: plan.layout, inputs: files, recordedEnd: plan.layout.totalSize } : await layOutAsWritten(deps, files, bin.mtime, signal);
+  const laid = plan.kind === 'fixed' ? { layout: plan.layout, inputs: files, recordedEnd: plan.layout.totalSize } : await layOutAsWritten(deps, files, bin.mtime, signal, plan.encryption);
   if (!laid || laid.layout.totalSize > bin.archiveLimit) return null;
   const { layout } = laid;
   const total = layout.totalSize;
@@ -200,13 +218,13 @@ export async function resumeUpload(
   }
   if (stored.length === 0 || resumeAt > laid.recordedEnd) return null;
 
-  const { inputs, crcs } = layoutInputsOf(laid.inputs);
+  const { inputs, crcs, macs } = layoutInputsOf(laid.inputs);
   const crcStore = new CrcStore(db, log);
   const reader = new LayoutReader(deps.fetcher, {
     ...LAYOUT_READER_DEFAULTS,
     checkpointEvery: plan.partSize,
     fetchAhead: { concurrency: deps.config.FETCH_CONCURRENCY, budgetBytes: deps.config.FETCH_BUDGET_BYTES },
-  }, crcStore, bin.jobId, layout, inputs, crcs, signal);
+  }, crcStore, bin.jobId, layout, inputs, crcs, signal, macs);
   const slices = resumeAt < total ? sliceRange(layout, resumeAt, total - 1) : [];
   log.info({ jobId: bin.jobId, zipId: bin.zipId, parts: stored.length, resumeAt }, 'resuming the bin upload');
   // Pulled only once the store has confirmed the upload, where it can.
@@ -248,6 +266,7 @@ async function layOutAsWritten(
   files: readonly BinFile[],
   mtime: Date,
   signal: AbortSignal,
+  encryption: ZipEncryption | null,
 ): Promise<{ layout: ZipLayout; inputs: BinFile[]; recordedEnd: number } | null> {
   let recorded = 0;
   while (recorded < files.length && files[recorded]!.entryName !== null && files[recorded]!.size !== null) recorded++;
@@ -259,10 +278,10 @@ async function layOutAsWritten(
     if (!p.ok || p.size === null) return null;
     const f = files[recorded + i]!;
     const entryName = names.take(entryNameOf(f, p));
-    rest.push({ ...f, entryName, size: BigInt(p.size), etag: p.etag ?? null, lastModified: p.lastModified ?? null, crc32: null, crcPrefix: null, crcPrefixLen: null });
+    rest.push({ ...f, entryName, size: BigInt(p.size), etag: p.etag ?? null, lastModified: p.lastModified ?? null, crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null });
   }
   const inputs = [...files.slice(0, recorded), ...rest];
-  const layout = layoutOfFiles(inputs, mtime);
+  const layout = layoutOfFiles(inputs, mtime, encryption);
   const recordedEnd = recorded === 0 ? 0 : (layout.entries[recorded]?.offset ?? layout.centralOffset);
   return { layout, inputs, recordedEnd };
 }

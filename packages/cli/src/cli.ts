@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { mkdir } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ApiRequestError, ArchiveClient, DownloadError, ZipVerificationError, type Job, type JobCreateRequest, type WebhookEvent } from '@ap/sdk';
+import { archiveOptionFields, compressOption, passwordFileOption, type ArchiveOptionFlags } from './archive-options';
 import { count, Output } from './output';
 import { formatBytes, parseSize } from '@ap/contract/sizes';
 import { parseUrlList } from '@ap/contract/url-list';
@@ -140,7 +141,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--wait', 'wait until the job is completed or failed')
     .option('--download <dir>', 'wait, then download every ZIP into DIR (implies --wait)')
     .option('--crc', 'also check every entry\'s CRC-32 after downloading')
-    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean }, cmd: Command) => {
+    .addOption(compressOption()).addOption(passwordFileOption())
+    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean } & ArchiveOptionFlags, cmd: Command) => {
       const client = clientOf(cmd);
       const files: { url: string; filename?: string }[] = urls.map((url) => ({ url }));
       if (opts.from) {
@@ -154,6 +156,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       if (opts.mode) body.mode = opts.mode;
       if (opts.split !== undefined) body.max_zip_size_bytes = opts.split;
       if (opts.name !== undefined) body.zip_filename = opts.name;
+      Object.assign(body, await archiveOptionFields(opts, (message) => new UsageError(message)));
       const { job_id } = await client.createJob(body);
       knownJobId = job_id;
       out.line(`created job ${job_id}`);

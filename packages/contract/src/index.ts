@@ -6,6 +6,7 @@ export * from './url-list';
 export * from './filename-template';
 export * from './entry-names';
 export * from './schemas';
+export * from './archive-options';
 
 export * from './webhooks';
 export * from './responses';

@@ -5,6 +5,7 @@
 
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from './errors';
+import { COMPRESSIONS, encryptionViewSchema } from './archive-options';
 import { JOB_MODES, type JobMode } from './plans';
 import { LISTABLE_JOB_STATUSES, SPLIT_STRATEGIES, type ListableJobStatus, type SplitStrategy } from './schemas';
 
@@ -93,6 +94,9 @@ export const jobViewSchema = z
     metadata: z.record(z.string(), z.string()).nullable(),
     split_strategy: z.enum(SPLIT_STRATEGIES),
     fail_on_zip_error: z.boolean(),
+    compression: z.enum(COMPRESSIONS),
+    compression_level: z.number().int().min(1).max(9).nullable().describe('null unless compression is "deflate"'),
+    encryption: encryptionViewSchema.nullable().describe('the method only; the password is never returned'),
     zips: z.array(zipEntryViewSchema),
     errors: z.array(errorEntryViewSchema).optional().describe('only when applicable'),
     progress: jobProgressSchema(),

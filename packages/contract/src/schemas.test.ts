@@ -39,6 +39,7 @@ describe('jobCreateSchema', () => {
       split_strategy: 'preserve-order',
       allow_oversize_zips: true,
       fail_on_zip_error: true,
+      compression: 'store',
     });
   });
 
@@ -54,6 +55,7 @@ describe('jobCreateSchema', () => {
       split_strategy: 'ffd',
       allow_oversize_zips: false,
       fail_on_zip_error: false,
+      compression: 'store',
     };
     expect(parsed(jobCreateSchema, body)).toEqual(body);
   });

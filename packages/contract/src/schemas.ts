@@ -24,6 +24,7 @@
 //   An empty `cursor` is a 400 (it is never a value the API hands out).
 
 import { z } from 'zod';
+import { archiveOptionFields, archiveOptionsProblem } from './archive-options';
 import { validateGivenFilename } from './entry-names';
 import { formatBytes } from './sizes';
 import { validateZipFilename } from './filename-template';
@@ -209,10 +210,13 @@ export const jobCreateSchema = z
       split_strategy: enumOf(SPLIT_STRATEGIES).default('preserve-order'),
       allow_oversize_zips: z.boolean(typed('true or false')).default(true),
       fail_on_zip_error: z.boolean(typed('true or false')).default(true),
+      ...archiveOptionFields,
     },
     rootObject('the request body'),
   )
   .superRefine((body, ctx) => {
+    const optionsProblem = archiveOptionsProblem(body);
+    if (optionsProblem) ctx.addIssue({ code: 'custom', message: optionsProblem.message, path: [optionsProblem.path] });
     // A split job has at most one ZIP per file: its names must expand for that many ZIPs too.
     if (body.zip_filename === null || body.zip_filename === undefined) return;
     if (body.max_zip_size_bytes === null || body.max_zip_size_bytes === undefined || body.files.length < 2) return;

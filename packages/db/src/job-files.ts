@@ -24,6 +24,8 @@ export interface JobFileRow {
   zipId: string | null;
   /** Why its URL failed; null when fine. */
   error: string | null;
+  /** WinZip AES authentication code of its entry once learned (encrypted jobs). */
+  aesMac: Uint8Array | null;
 }
 
 /** A file of a bin, as the packer and stream downloads read it: its bin is known, its URL did not fail. */
@@ -43,6 +45,7 @@ const BIN_FILE_SELECT = {
   crc32: true,
   crcPrefix: true,
   crcPrefixLen: true,
+  aesMac: true,
 } as const;
 
 /** A job's files as created: in input order, all in `zipId` when the bin is known up front. */
@@ -137,11 +140,20 @@ export async function recordEntries(
 export async function resetBinFilesForRepack(db: DbTx, zipId: string, asWritten: boolean): Promise<void> {
   await db.jobFile.updateMany({
     where: { zipId, error: null },
-    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
+    data: { crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null, ...(asWritten ? { entryName: null, size: null, etag: null, lastModified: null } : {}) },
   });
 }
 
 /** Learned CRC-32s, in one statement; a file's checkpoint goes with it. Stored `crc | 0`. */
+/** Learned MACs of encrypted entries (WinZip AES), in one statement. */
+export async function recordMacs(db: DbTx, macs: readonly { jobId: string; position: number; mac: Buffer }[]): Promise<void> {
+  if (macs.length === 0) return;
+  await db.$executeRaw`
+    UPDATE job_files AS f SET aes_mac = v.mac
+    FROM unnest(${macs.map((m) => m.jobId)}::uuid[], ${macs.map((m) => m.position)}::int[], ${macs.map((m) => m.mac)}::bytea[]) AS v(job_id, position, mac)
+    WHERE f.job_id = v.job_id AND f.position = v.position`;
+}
+
 export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; position: number; crc: number }[]): Promise<void> {
   if (crcs.length === 0) return;
   await db.$executeRaw`

@@ -22,6 +22,7 @@ import {
   recordBinUpload,
   recordCrcCheckpoint,
   recordCrcs,
+  recordMacs,
   recordEntries,
   recordFileErrors,
   recordProbedFiles,
@@ -83,8 +84,19 @@ describe('job_files operations', () => {
       { url: 'http://o/c', error: 'broke', zipId },
     ]);
     expect(await binFiles(db, zipId)).toEqual([
-      { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null },
+      { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null },
     ]);
+  });
+
+  it('AES MACs are stored as learned, read back as bytes, and dropped by a repack', async () => {
+    const { jobId, zipId } = await newJob(['http://o/a', 'http://o/b']);
+    const mac = Buffer.from('0123456789abcdef0123', 'hex');
+    await recordMacs(db, [{ jobId, position: 1, mac }]);
+    let [a, b] = await binFiles(db, zipId);
+    expect([a!.aesMac, Buffer.from(b!.aesMac!).equals(mac)]).toEqual([null, true]);
+    await resetBinFilesForRepack(db, zipId, false);
+    [a, b] = await binFiles(db, zipId);
+    expect(b!.aesMac).toBeNull();
   });
 
   it('CRCs stored signed and read unsigned; checkpoints only forward, and dropped by a CRC or a repack', async () => {

@@ -65,7 +65,20 @@ export function binForStream(db: DbTx, zipId: string) {
       size: true,
       completedAt: true,
       jobId: true,
-      job: { select: { createdAt: true, user: { select: { id: true, plan: true, overageEnabled: true } } } },
+      sequence: true,
+      job: {
+        select: {
+          id: true,
+          createdAt: true,
+          // Archive options: an encrypted stream ZIP is laid out and served with them.
+          compression: true,
+          compressionLevel: true,
+          encryptionMethod: true,
+          encryptionPassword: true,
+          encryptionSeed: true,
+          user: { select: { id: true, plan: true, overageEnabled: true } },
+        },
+      },
     },
   });
 }

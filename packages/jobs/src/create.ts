@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
 import { enqueue, type WorkQueues } from '@ap/queue';
 import { enqueueSoon } from './enqueue-soon';
+import type { Compression } from '@ap/contract';
+import { archiveOptionColumns, type SealFor } from './archive-options';
 import { queueBinsOf } from './fair-share';
 import { newZipId } from './ids';
 
@@ -17,6 +19,10 @@ export interface NewJob {
   splitStrategy: 'preserve-order' | 'ffd';
   allowOversizeZips: boolean;
   failOnZipError: boolean;
+  compression: Compression;
+  compressionLevel: number | null;
+  /** The password goes in sealed: `seal` is the caller's, bound to the password. */
+  encryption: { method: 'aes-256'; seal: SealFor } | null;
 }
 
 /** Split and stream jobs probe their inputs first; a plain stored job is one bin from the start. */
@@ -56,6 +62,7 @@ export async function createJob(
         splitStrategy: input.splitStrategy === 'ffd' ? 'ffd' : 'preserve_order',
         allowOversizeZips: input.allowOversizeZips,
         failOnZipError: input.failOnZipError,
+        ...archiveOptionColumns(id, input),
         urlCount: input.files.length,
         zipCount: preparing ? 0 : 1,
         createdAt,

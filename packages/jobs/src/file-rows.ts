@@ -2,13 +2,13 @@
 // response or probe said about its file.
 import { deriveEntryName } from '@ap/contract';
 import type { JobFileRow } from '@ap/db';
-import { planZip, type ZipLayout } from '@ap/zip';
+import { planZip, type ZipEncryption, type ZipLayout } from '@ap/zip';
 
 /** The ZIP layout of a bin whose files all have their entry name and size. */
-export function layoutOfFiles(files: readonly Pick<JobFileRow, 'entryName' | 'size'>[], mtime: Date): ZipLayout {
+export function layoutOfFiles(files: readonly Pick<JobFileRow, 'entryName' | 'size'>[], mtime: Date, encryption: ZipEncryption | null = null): ZipLayout {
   return planZip(
     files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
-    { mtime },
+    { mtime, encryption },
   );
 }
 

@@ -9,3 +9,12 @@ export { queueBinsOf, DEFAULT_PLAN_CONCURRENT_BINS } from './fair-share';
 export { settleJob, CANCELLED_BY_FAIL_FAST, type SettleOptions } from './settle';
 export { endJob, announceDeliveries, type EndStatus } from './end';
 export { entryNameOf, layoutOfFiles } from './file-rows';
+export {
+  archiveOptionColumns,
+  deflateLevelOf,
+  encryptionPasswordPlace,
+  JOB_ARCHIVE_OPTIONS_SELECT,
+  zipEncryptionOf,
+  type JobArchiveOptions,
+  type SealFor,
+} from './archive-options';

@@ -353,6 +353,16 @@ export interface components {
              */
             key: string;
         };
+        /** @description WinZip AES-256 (AE-2) for every entry; the password is stored encrypted and never returned */
+        Encryption: {
+            /** @enum {string} */
+            method: "aes-256";
+            password: string;
+        };
+        EncryptionView: {
+            /** @enum {string} */
+            method: "aes-256";
+        };
         ErrorEntry: {
             url: string;
             error: string;
@@ -400,6 +410,12 @@ export interface components {
             /** @enum {string} */
             split_strategy: "preserve-order" | "ffd";
             fail_on_zip_error: boolean;
+            /** @enum {string} */
+            compression: "store" | "deflate";
+            /** @description null unless compression is "deflate" */
+            compression_level: number | null;
+            /** @description the method only; the password is never returned */
+            encryption: components["schemas"]["EncryptionView"] | null;
             zips: components["schemas"]["Zip"][];
             /** @description only when applicable */
             errors?: components["schemas"]["ErrorEntry"][];
@@ -667,6 +683,13 @@ export interface operations {
                     allow_oversize_zips?: boolean;
                     /** @default true */
                     fail_on_zip_error?: boolean;
+                    /**
+                     * @default store
+                     * @enum {string}
+                     */
+                    compression?: "store" | "deflate";
+                    compression_level?: number | null;
+                    encryption?: components["schemas"]["Encryption"] | null;
                 };
             };
         };

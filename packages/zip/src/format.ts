@@ -1,9 +1,13 @@
+import { AES_EXTRA, AES_METHOD, AES_OVERHEAD } from './aes';
+
 /**
  * The records of a STORE-only ZIP, byte for byte as the packers' yazl 3.3.1 writes them for
  * `addReadStream*` entries with `compress: false` (general purpose bits 3 and 11, a data
  * descriptor after every body, an Info-ZIP "UT" timestamp in the central directory, ZIP64
  * extra fields and end records where needed). Stream mode serves these same bytes, so stored
  * and streamed archives of one job are identical; format.test.ts holds that equality.
+ * Encrypted entries (WinZip AES-256, AE-2, aes.ts) are the same records with method 99, the
+ * encrypted flag, a 0x9901 extra field in both headers, CRC 0 and the data's 28 extra bytes.
  */
 
 export const ZIP64_LIMIT = 0xfffffffe; // yazl switches an entry to ZIP64 above this
@@ -20,6 +24,8 @@ const FLAGS = (1 << 11) | (1 << 3); // UTF-8 names; CRC and sizes in the data de
 const VERSION_MADE_BY = (3 << 8) | 63; // unix, spec 6.3
 const VERSION_NEEDED = 20;
 const VERSION_NEEDED_ZIP64 = 45;
+const VERSION_NEEDED_AES = 51;
+const ENCRYPTED = 1;
 const FILE_ATTRIBUTES = (0o100664 << 16) >>> 0;
 
 /** MS-DOS date and time, in the process's local time zone as yazl computes them (services run in UTC). */
@@ -47,22 +53,29 @@ export interface EntryRecord {
   size: number;
   offset: number;
   zip64: boolean;
+  /** Encrypted with WinZip AES-256 (AE-2). */
+  aes?: boolean;
+}
+
+/** Bytes of an entry's data in the archive: the body, plus salt, verifier and MAC when encrypted. */
+export function storedLength(size: number, aes: boolean): number {
+  return aes ? size + AES_OVERHEAD : size;
 }
 
 export function usesZip64(size: number, offset: number): boolean {
   return size > ZIP64_LIMIT || offset > ZIP64_LIMIT;
 }
 
-export function localHeaderLength(nameBytes: number): number {
-  return LOCAL_HEADER_FIXED + nameBytes;
+export function localHeaderLength(nameBytes: number, aes = false): number {
+  return LOCAL_HEADER_FIXED + nameBytes + (aes ? AES_EXTRA : 0);
 }
 
 export function descriptorLength(zip64: boolean): number {
   return zip64 ? ZIP64_DESCRIPTOR : DESCRIPTOR;
 }
 
-export function centralRecordLength(nameBytes: number, zip64: boolean): number {
-  return CENTRAL_RECORD_FIXED + nameBytes + UT_EXTRA + (zip64 ? ZIP64_EXTRA : 0);
+export function centralRecordLength(nameBytes: number, zip64: boolean, aes = false): number {
+  return CENTRAL_RECORD_FIXED + nameBytes + UT_EXTRA + (zip64 ? ZIP64_EXTRA : 0) + (aes ? AES_EXTRA : 0);
 }
 
 /** Whether the archive needs the ZIP64 end records (as yazl decides when it writes them). */
@@ -79,30 +92,44 @@ function writeUInt64(buf: Buffer, value: number, at: number): void {
   buf.writeUInt32LE(Math.floor(value / 0x100000000), at + 4);
 }
 
+/** The 0x9901 extra field: AE-2, vendor "AE", AES-256, the data's real method (STORE). */
+function writeAesExtra(buf: Buffer, at: number): void {
+  buf.writeUInt16LE(0x9901, at);
+  buf.writeUInt16LE(AES_EXTRA - 4, at + 2);
+  buf.writeUInt16LE(2, at + 4); // AE-2: the CRC field is 0, the MAC authenticates
+  buf.write('AE', at + 6, 'latin1');
+  buf.writeUInt8(3, at + 8); // 256-bit key
+  buf.writeUInt16LE(0, at + 9); // STORE
+}
+
 export function localHeader(entry: EntryRecord, time: DosTime): Buffer {
-  const buf = Buffer.alloc(LOCAL_HEADER_FIXED + entry.name.length);
+  const aes = entry.aes === true;
+  const buf = Buffer.alloc(localHeaderLength(entry.name.length, aes));
   buf.writeUInt32LE(0x04034b50, 0);
-  buf.writeUInt16LE(VERSION_NEEDED, 4);
-  buf.writeUInt16LE(FLAGS, 6);
-  buf.writeUInt16LE(0, 8); // STORE
+  buf.writeUInt16LE(aes ? VERSION_NEEDED_AES : VERSION_NEEDED, 4);
+  buf.writeUInt16LE(aes ? FLAGS | ENCRYPTED : FLAGS, 6);
+  buf.writeUInt16LE(aes ? AES_METHOD : 0, 8); // STORE
   buf.writeUInt16LE(time.time, 10);
   buf.writeUInt16LE(time.date, 12);
   // CRC-32 and sizes are zero here: they follow the body in the data descriptor.
   buf.writeUInt16LE(entry.name.length, 26);
-  buf.writeUInt16LE(0, 28);
+  buf.writeUInt16LE(aes ? AES_EXTRA : 0, 28);
   entry.name.copy(buf, LOCAL_HEADER_FIXED);
+  if (aes) writeAesExtra(buf, LOCAL_HEADER_FIXED + entry.name.length);
   return buf;
 }
 
 export function dataDescriptor(entry: EntryRecord, crc: number): Buffer {
   const buf = Buffer.alloc(descriptorLength(entry.zip64));
   buf.writeUInt32LE(0x08074b50, 0);
-  buf.writeUInt32LE(crc >>> 0, 4);
+  const aes = entry.aes === true;
+  const stored = storedLength(entry.size, aes);
+  buf.writeUInt32LE(aes ? 0 : crc >>> 0, 4);
   if (entry.zip64) {
-    writeUInt64(buf, entry.size, 8);
+    writeUInt64(buf, stored, 8);
     writeUInt64(buf, entry.size, 16);
   } else {
-    buf.writeUInt32LE(entry.size, 8);
+    buf.writeUInt32LE(stored, 8);
     buf.writeUInt32LE(entry.size, 12);
   }
   return buf;
@@ -110,19 +137,21 @@ export function dataDescriptor(entry: EntryRecord, crc: number): Buffer {
 
 export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): Buffer {
   const nameLength = entry.name.length;
-  const buf = Buffer.alloc(centralRecordLength(nameLength, entry.zip64));
+  const aes = entry.aes === true;
+  const stored = storedLength(entry.size, aes);
+  const buf = Buffer.alloc(centralRecordLength(nameLength, entry.zip64, aes));
   buf.writeUInt32LE(0x02014b50, 0);
   buf.writeUInt16LE(VERSION_MADE_BY, 4);
-  buf.writeUInt16LE(entry.zip64 ? VERSION_NEEDED_ZIP64 : VERSION_NEEDED, 6);
-  buf.writeUInt16LE(FLAGS, 8);
-  buf.writeUInt16LE(0, 10);
+  buf.writeUInt16LE(aes ? VERSION_NEEDED_AES : entry.zip64 ? VERSION_NEEDED_ZIP64 : VERSION_NEEDED, 6);
+  buf.writeUInt16LE(aes ? FLAGS | ENCRYPTED : FLAGS, 8);
+  buf.writeUInt16LE(aes ? AES_METHOD : 0, 10);
   buf.writeUInt16LE(time.time, 12);
   buf.writeUInt16LE(time.date, 14);
-  buf.writeUInt32LE(crc >>> 0, 16);
-  buf.writeUInt32LE(entry.zip64 ? 0xffffffff : entry.size, 20);
+  buf.writeUInt32LE(aes ? 0 : crc >>> 0, 16);
+  buf.writeUInt32LE(entry.zip64 ? 0xffffffff : stored, 20);
   buf.writeUInt32LE(entry.zip64 ? 0xffffffff : entry.size, 24);
   buf.writeUInt16LE(nameLength, 28);
-  buf.writeUInt16LE(UT_EXTRA + (entry.zip64 ? ZIP64_EXTRA : 0), 30);
+  buf.writeUInt16LE(UT_EXTRA + (entry.zip64 ? ZIP64_EXTRA : 0) + (aes ? AES_EXTRA : 0), 30);
   buf.writeUInt16LE(0, 32); // comment
   buf.writeUInt16LE(0, 34); // disk
   buf.writeUInt16LE(0, 36); // internal attributes
@@ -139,9 +168,11 @@ export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): B
     buf.writeUInt16LE(0x0001, at);
     buf.writeUInt16LE(ZIP64_EXTRA - 4, at + 2);
     writeUInt64(buf, entry.size, at + 4);
-    writeUInt64(buf, entry.size, at + 12);
+    writeUInt64(buf, stored, at + 12);
     writeUInt64(buf, entry.offset, at + 20);
+    at += ZIP64_EXTRA;
   }
+  if (aes) writeAesExtra(buf, at);
   return buf;
 }
 

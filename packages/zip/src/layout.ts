@@ -9,10 +9,12 @@ import {
   localHeader,
   localHeaderLength,
   needsZip64End,
+  storedLength,
   usesZip64,
   type DosTime,
   type EntryRecord,
 } from './format';
+import { AES_MAC, AES_SALT, AES_VERIFIER, type ZipEncryption } from './aes';
 
 export interface ZipEntryInput {
   /** The entry's path inside the ZIP (already sanitised and de-duplicated). */
@@ -32,11 +34,15 @@ export interface PlacedEntry extends EntryRecord {
 /**
  * One contiguous byte source of the archive (the Esri/zipstream model): the archive is these
  * sources end to end. `header` and `end` bytes are known from the layout alone; `data` is an
- * input's body; `descriptor` and `central` need the entry's CRC-32.
+ * input's body; `descriptor` and `central` need the entry's CRC-32. In an encrypted ZIP the
+ * header ends with the entry's salt and verifier, `data` is the body encrypted, `mac` its
+ * authentication code (which needs the whole ciphertext, as a CRC needs the whole body), and
+ * `descriptor` and `central` need nothing (AE-2 writes CRC 0).
  */
 export type Segment =
   | { kind: 'header'; start: number; length: number; entry: number }
   | { kind: 'data'; start: number; length: number; entry: number }
+  | { kind: 'mac'; start: number; length: number; entry: number }
   | { kind: 'descriptor'; start: number; length: number; entry: number }
   | { kind: 'central'; start: number; length: number; entry: number }
   | { kind: 'end'; start: number; length: number };
@@ -48,11 +54,13 @@ export interface ZipLayout {
   centralSize: number;
   totalSize: number;
   time: DosTime;
+  /** Every entry is WinZip AES-256 encrypted with this (null: a plain ZIP). */
+  encryption: ZipEncryption | null;
 }
 
 /** Exact byte length of a ZIP of these entries, in this order; null if a size is unknown. */
-export function zipSize(entries: readonly ZipEntryInput[]): number | null {
-  const sizer = new ZipSizer();
+export function zipSize(entries: readonly ZipEntryInput[], options: { aes?: boolean } = {}): number | null {
+  const sizer = new ZipSizer(options.aes);
   for (const e of entries) {
     if (e.size === null) return null;
     sizer.add(Buffer.byteLength(e.name), e.size);
@@ -69,16 +77,20 @@ export class ZipSizer {
   private central = 0;
   private count = 0;
 
+  /** `aes`: every entry encrypted (28 more bytes of data and 11 of extra field per header). */
+  constructor(private readonly aes = false) {}
+
   add(nameBytes: number, size: number): void {
-    const zip64 = usesZip64(size, this.cursor);
-    this.cursor += localHeaderLength(nameBytes) + size + descriptorLength(zip64);
-    this.central += centralRecordLength(nameBytes, zip64);
+    const stored = storedLength(size, this.aes);
+    const zip64 = usesZip64(stored, this.cursor);
+    this.cursor += localHeaderLength(nameBytes, this.aes) + stored + descriptorLength(zip64);
+    this.central += centralRecordLength(nameBytes, zip64, this.aes);
     this.count++;
   }
 
-  /** Where the first body byte of an entry appended now would sit. */
+  /** Where the first body byte of an entry appended now would sit (its salt, when encrypted). */
   nextDataOffset(nameBytes: number): number {
-    return this.cursor + localHeaderLength(nameBytes);
+    return this.cursor + localHeaderLength(nameBytes, this.aes);
   }
 
   /** Size of the archive if it ended now. */
@@ -88,9 +100,10 @@ export class ZipSizer {
 
   /** Size of the archive with one more entry, without adding it. */
   totalWith(nameBytes: number, size: number): number {
-    const zip64 = usesZip64(size, this.cursor);
-    const cursor = this.cursor + localHeaderLength(nameBytes) + size + descriptorLength(zip64);
-    const central = this.central + centralRecordLength(nameBytes, zip64);
+    const stored = storedLength(size, this.aes);
+    const zip64 = usesZip64(stored, this.cursor);
+    const cursor = this.cursor + localHeaderLength(nameBytes, this.aes) + stored + descriptorLength(zip64);
+    const central = this.central + centralRecordLength(nameBytes, zip64, this.aes);
     return cursor + central + endRecordsLength(needsZip64End(this.count + 1, central, cursor));
   }
 
@@ -103,7 +116,9 @@ export class ZipSizer {
  * Lays out a ZIP whose entry sizes are all known: every record's offset and length, the
  * archive's exact size, and the list of byte sources a download walks.
  */
-export function planZip(entries: readonly { name: string; size: number }[], options: { mtime: Date }): ZipLayout {
+export function planZip(entries: readonly { name: string; size: number }[], options: { mtime: Date; encryption?: ZipEncryption | null }): ZipLayout {
+  const encryption = options.encryption ?? null;
+  const aes = encryption !== null;
   const placed: PlacedEntry[] = [];
   const segments: Segment[] = [];
   let cursor = 0;
@@ -112,39 +127,48 @@ export function planZip(entries: readonly { name: string; size: number }[], opti
     const name = Buffer.from(e.name, 'utf8');
     if (name.length > 0xffff) throw new RangeError(`entry ${index}: name is longer than 65535 bytes`);
     const offset = cursor;
-    const zip64 = usesZip64(e.size, offset);
-    const dataOffset = offset + localHeaderLength(name.length);
-    const descriptorOffset = dataOffset + e.size;
-    placed.push({ index, name, size: e.size, offset, zip64, dataOffset, descriptorOffset });
+    const zip64 = usesZip64(storedLength(e.size, aes), offset);
+    const dataOffset = offset + localHeaderLength(name.length, aes) + (aes ? AES_SALT + AES_VERIFIER : 0);
+    const macOffset = dataOffset + e.size;
+    const descriptorOffset = macOffset + (aes ? AES_MAC : 0);
+    placed.push({ index, name, size: e.size, offset, zip64, dataOffset, descriptorOffset, ...(aes ? { aes } : {}) });
     segments.push({ kind: 'header', start: offset, length: dataOffset - offset, entry: index });
     if (e.size > 0) segments.push({ kind: 'data', start: dataOffset, length: e.size, entry: index });
+    if (aes) segments.push({ kind: 'mac', start: macOffset, length: AES_MAC, entry: index });
     segments.push({ kind: 'descriptor', start: descriptorOffset, length: descriptorLength(zip64), entry: index });
     cursor = descriptorOffset + descriptorLength(zip64);
   });
   const centralOffset = cursor;
   for (const e of placed) {
-    const length = centralRecordLength(e.name.length, e.zip64);
+    const length = centralRecordLength(e.name.length, e.zip64, aes);
     segments.push({ kind: 'central', start: cursor, length, entry: e.index });
     cursor += length;
   }
   const centralSize = cursor - centralOffset;
   const endLength = endRecordsLength(needsZip64End(placed.length, centralSize, centralOffset));
   segments.push({ kind: 'end', start: cursor, length: endLength });
-  return { entries: placed, segments, centralOffset, centralSize, totalSize: cursor + endLength, time: dosTime(options.mtime) };
+  return { entries: placed, segments, centralOffset, centralSize, totalSize: cursor + endLength, time: dosTime(options.mtime), encryption };
 }
 
 /**
  * The bytes of a non-data segment. `crcOf` is asked only for `descriptor` and `central`
- * segments, i.e. only for entries whose CRC the segment actually contains.
+ * segments of a plain ZIP, i.e. only for entries whose CRC the segment actually contains;
+ * `macOf` only for `mac` segments.
  */
-export function renderSegment(layout: ZipLayout, segment: Segment, crcOf: (entry: number) => number): Buffer {
+export function renderSegment(layout: ZipLayout, segment: Segment, crcOf: (entry: number) => number, macOf?: (entry: number) => Buffer): Buffer {
+  const crc = (entry: number) => (layout.encryption ? 0 : crcOf(entry));
   switch (segment.kind) {
-    case 'header':
-      return localHeader(layout.entries[segment.entry]!, layout.time);
+    case 'header': {
+      const header = localHeader(layout.entries[segment.entry]!, layout.time);
+      return layout.encryption ? Buffer.concat([header, layout.encryption.preamble(segment.entry)]) : header;
+    }
+    case 'mac':
+      if (!macOf) throw new TypeError('an encrypted ZIP needs its MACs');
+      return macOf(segment.entry);
     case 'descriptor':
-      return dataDescriptor(layout.entries[segment.entry]!, crcOf(segment.entry));
+      return dataDescriptor(layout.entries[segment.entry]!, crc(segment.entry));
     case 'central':
-      return centralRecord(layout.entries[segment.entry]!, crcOf(segment.entry), layout.time);
+      return centralRecord(layout.entries[segment.entry]!, crc(segment.entry), layout.time);
     case 'end':
       return endRecords(layout.entries.length, layout.centralSize, layout.centralOffset);
     case 'data':
@@ -183,4 +207,13 @@ export function sliceRange(layout: ZipLayout, start: number, end: number): Segme
     if (to > from) slices.push({ segment, from, length: to - from });
   }
   return slices;
+}
+
+/**
+ * The most bytes zlib's raw deflate (windowBits 15, memLevel 8, as yazl runs it) writes for
+ * `size` bytes: zlib's own deflateBound. Incompressible data goes out in stored blocks, a few
+ * bytes of framing each; split jobs lay deflate bins out with this, so caps hold for any data.
+ */
+export function deflateBound(size: number): number {
+  return size + Math.floor(size / 4096) + Math.floor(size / 16384) + Math.floor(size / 33554432) + 7;
 }

@@ -2,6 +2,7 @@
 // the layout, slices of bodies), the CRC-32s it needs before its first byte, and how each body
 // in it learns its own CRC on the way. Pure: whoever runs the plan brings the bodies (the
 // archive engine fetches them; `buildRange` takes them from memory, for tests and references).
+import type { ZipEncryption } from './aes';
 import { crc32 } from './crc32';
 import { renderSegment, sliceRange, type SegmentSlice, type ZipLayout } from './layout';
 import { crcsNeededUpfront, crcStart, planCrc, type CrcCheckpoint, type CrcPlan } from './stream-plan';
@@ -78,13 +79,22 @@ export interface BuiltRange {
   learned: Map<number, number>;
   /** Checkpoints reached in bodies the range ends inside, by entry. */
   checkpoints: Map<number, CrcCheckpoint>;
+  /** MACs learned (whole ciphertexts authenticated), by entry: encrypted ZIPs. */
+  macs?: Map<number, Buffer>;
 }
 
 /**
  * Runs a plan over bodies in memory: the reference for the archive engine's range builder,
  * which runs the same plan over bodies fetched from their origins.
  */
-export function buildRange(layout: ZipLayout, plan: RangePlan, source: BodySource, knownCrcs: ReadonlyMap<number, number>): BuiltRange {
+export function buildRange(
+  layout: ZipLayout,
+  plan: RangePlan,
+  source: BodySource,
+  knownCrcs: ReadonlyMap<number, number>,
+  knownMacs: ReadonlyMap<number, Buffer> = new Map(),
+): BuiltRange {
+  if (layout.encryption) return buildEncryptedRange(layout, layout.encryption, plan, source, knownMacs);
   const learned = new Map<number, number>();
   const checkpoints = new Map<number, CrcCheckpoint>();
   const crcOf = (entry: number, from: CrcCheckpoint, to: number) =>
@@ -114,4 +124,38 @@ export function buildRange(layout: ZipLayout, plan: RangePlan, source: BodySourc
     else checkpoints.set(entry, state);
   }
   return { bytes: Buffer.concat(out), learned, checkpoints };
+}
+
+/**
+ * `buildRange` of an encrypted ZIP: bodies encrypted at their offsets, and MACs (over the
+ * whole ciphertext: no checkpoint can shorten that) learned as the plan says. `knownMacs` are
+ * MACs learned before.
+ */
+function buildEncryptedRange(layout: ZipLayout, encryption: ZipEncryption, plan: RangePlan, source: BodySource, knownMacs: ReadonlyMap<number, Buffer>): BuiltRange {
+  const macs = new Map<number, Buffer>();
+  const ciphertext = (entry: number, from: number, to: number) => encryption.cipher(entry).xor(source.read(entry, from, to), from);
+  for (const { entry } of plan.upfront) macs.set(entry, encryption.mac(entry).update(ciphertext(entry, 0, layout.entries[entry]!.size)).digest());
+  const out: Buffer[] = [];
+  for (const piece of plan.pieces) {
+    if (piece.kind === 'record') {
+      const { segment, from, length } = piece.slice;
+      const bytes = renderSegment(layout, segment, () => 0, (e) => {
+        // An empty body's MAC is the HMAC of nothing: known from the keys alone.
+        const mac = knownMacs.get(e) ?? macs.get(e) ?? (layout.entries[e]!.size === 0 ? encryption.mac(e).digest() : undefined);
+        if (mac === undefined) throw new Error(`MAC of entry ${e} is not known`);
+        return mac;
+      });
+      out.push(bytes.subarray(from, from + length));
+      continue;
+    }
+    const { entry, from, to, crc } = piece;
+    const bytes = ciphertext(entry, from, to);
+    out.push(bytes);
+    if (!crc) continue;
+    const mac = encryption.mac(entry);
+    if (crc.kind === 'prefix' && from > 0) mac.update(ciphertext(entry, 0, from));
+    mac.update(bytes);
+    if (to === layout.entries[entry]!.size) macs.set(entry, mac.digest());
+  }
+  return { bytes: Buffer.concat(out), learned: new Map(), checkpoints: new Map(), macs };
 }

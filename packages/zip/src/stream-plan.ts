@@ -14,6 +14,7 @@ export interface StreamInputValidators {
 export function streamEtag(layout: ZipLayout, inputs: readonly StreamInputValidators[]): string {
   const h = createHash('sha256');
   h.update(`zip-stream-v1\0${layout.totalSize}\0${JSON.stringify(layout.time)}\0`);
+  if (layout.encryption) h.update('aes-256\0');
   layout.entries.forEach((e, i) => {
     const v = inputs[i];
     h.update(e.name);
@@ -23,7 +24,7 @@ export function streamEtag(layout: ZipLayout, inputs: readonly StreamInputValida
 }
 
 /**
- * Entries whose CRC-32 a range needs (in a descriptor or central record) but which this
+ * Entries whose CRC-32 (MAC, when encrypted) a range needs (in a descriptor or central record) but which this
  * response cannot learn on the way: their body is not in the range, so the CRC has to be
  * computed from the entry alone (not sent) before those bytes. An entry whose body is in the
  * range reaches its end in it whenever its descriptor or central record is in it too (the
@@ -32,9 +33,11 @@ export function streamEtag(layout: ZipLayout, inputs: readonly StreamInputValida
 export function crcsNeededUpfront(layout: ZipLayout, slices: readonly SegmentSlice[], known: (entry: number) => boolean): number[] {
   const streamed = new Set<number>();
   const needed = new Set<number>();
+  // An encrypted ZIP's records hold CRC 0 (AE-2): only its MAC segments need the whole body.
+  const needsSum = (kind: SegmentSlice['segment']['kind']) => (layout.encryption ? kind === 'mac' : kind === 'descriptor' || kind === 'central');
   for (const { segment } of slices) {
     if (segment.kind === 'data') streamed.add(segment.entry);
-    else if (segment.kind === 'descriptor' || segment.kind === 'central') {
+    else if (segment.kind !== 'header' && segment.kind !== 'end' && needsSum(segment.kind)) {
       const e = segment.entry;
       if (layout.entries[e]!.size > 0 && !known(e) && !streamed.has(e)) needed.add(e);
     }

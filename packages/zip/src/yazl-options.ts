@@ -1,5 +1,19 @@
 import yazl from 'yazl';
+import type { ZipEncryption } from './aes';
+import { AesZipWriter } from './aes-writer';
 import { crc32 } from './crc32';
+
+/** What the packers write an archive into: yazl's ZipFile, or the AES writer (what both have). */
+export interface ZipOutput {
+  outputStream: NodeJS.ReadableStream;
+  addReadStreamLazy(name: string, options: Partial<yazl.ReadStreamOptions>, open: (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void): void;
+  end(): void;
+}
+
+/** The writer of a job's archive: yazl (stored or deflated), or ours for AES-256. */
+export function newZipOutput(encryption: ZipEncryption | null): ZipOutput {
+  return encryption ? new AesZipWriter(encryption) : newZipFile();
+}
 
 /**
  * A yazl ZipFile that checksums with our CRC-32 (yazl patched to take it): every archive the
@@ -14,6 +28,8 @@ export function newZipFile(): yazl.ZipFile {
  * The options every packer entry is added to yazl with; the layout in this package
  * reproduces exactly the bytes yazl writes with them (format.test.ts).
  */
-export function YAZL_ENTRY_OPTIONS(mtime: Date, size: number | null): { mtime: Date; compress: false; size?: number } {
-  return size === null ? { mtime, compress: false } : { mtime, compress: false, size };
+export function YAZL_ENTRY_OPTIONS(mtime: Date, size: number | null, deflateLevel: number | null = null): { mtime: Date; compress: boolean; compressionLevel?: number; size?: number } {
+  // Deflate is yazl's own (zlib's raw deflate at the job's level); its records are yazl's too.
+  const compression = deflateLevel === null ? { compress: false } : { compress: true, compressionLevel: deflateLevel };
+  return size === null ? { mtime, ...compression } : { mtime, ...compression, size };
 }

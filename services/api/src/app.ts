@@ -30,7 +30,7 @@ import { webhooksRouter } from './routes/webhooks';
 import { jobStatsRouter, usageRouter } from './routes/usage';
 import type { DownloadEnd } from './http/download-meter';
 
-export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher'> & { queues: WorkQueues };
+export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher' | 'secrets'> & { queues: WorkQueues };
 
 export interface AppOptions {
   /** Stream-download tunables (tests and benches shrink them). */
@@ -78,7 +78,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
 
   // Downloads need no API key: the signed token in the URL authorises them.
   const serveStream = createStreamServer(
-    { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log },
+    { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log, secrets: ctx.secrets },
     {
       fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES, shared: new SharedBudget(ctx.config.STREAM_FETCH_BUDGET_BYTES) },
       ...options.stream,
@@ -112,7 +112,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
-  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent }));
+  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));

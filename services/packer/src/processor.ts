@@ -1,10 +1,10 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import { pipeline, Transform, type Readable } from 'node:stream';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { freeChunk } from '@ap/fetch';
-import { BinProgress, objectKeyFor, queueBinsOf, settleJob } from '@ap/jobs';
+import { BinProgress, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
 import { binFiles, binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
@@ -145,7 +145,9 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
 
   const key = objectKeyFor(job.id, zip.id);
   const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
-  const plan = uploadPlan(split, files, job.createdAt, partSize);
+  const encryption = zipEncryptionOf(job, zip.sequence, ctx.secrets.open);
+  const deflateLevel = deflateLevelOf(job);
+  const plan = uploadPlan(split, files, job.createdAt, partSize, { encryption, deflate: deflateLevel !== null });
   const fetchBudget = bodyBudgetBesideParts(ctx.config.FETCH_BUDGET_BYTES, partSize);
 
   try {
@@ -159,7 +161,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       // An upload left by a worker that may still be running (a duplicate delivery) is only
       // forgotten; the bucket's lifecycle rule removes abandoned parts.
       await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
+      packed = await packFromStart(ctx, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget, encryption, deflateLevel }, abort);
     }
     const { object, packaged, urlErrors } = packed;
 
@@ -207,7 +209,19 @@ interface PackedBin {
 /** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
 async function packFromStart(
   ctx: ServiceContext,
-  bin: { zipId: string; attempt: number; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
+  bin: {
+    zipId: string;
+    attempt: number;
+    key: string;
+    job: { id: string; createdAt: Date; failOnUrlError: boolean };
+    files: BinFile[];
+    archiveLimit: number;
+    partSize: number;
+    plan: UploadPlan | null;
+    fetchBudget: number;
+    encryption: ZipEncryption | null;
+    deflateLevel: number | null;
+  },
   abort: AbortController,
 ): Promise<PackedBin> {
   const { db, fetcher, store, log } = ctx;
@@ -219,7 +233,7 @@ async function packFromStart(
   const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
-  const zipfile = newZipFile();
+  const zipfile = newZipOutput(bin.encryption);
   // The ZIP's bytes are counted on their way to the upload (progress, written about once a second).
   const progress = new BinProgress(db, { zipId: bin.zipId, attempt: bin.attempt });
   const counted = new Transform({
@@ -246,6 +260,8 @@ async function packFromStart(
       mtime: job.createdAt,
       failOnUrlError: job.failOnUrlError,
       archiveLimit: bin.archiveLimit,
+      deflateLevel: bin.deflateLevel,
+      aes: bin.encryption !== null,
       signal: abort.signal,
       observer: recorder,
       fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: bin.fetchBudget },

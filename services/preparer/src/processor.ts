@@ -4,7 +4,7 @@ import { announceDeliveries, endJob, entryNameOf, mapLimit, newZipId, queueBinsO
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
-import { packBins, zipSize } from '@ap/zip';
+import { deflateBound, packBins, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
@@ -141,17 +141,25 @@ function blank(row: { position: number; url: string }): ProbedFile {
   return { position: row.position, url: row.url, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
 }
 
-function computeLayout(usable: ProbedFile[], job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean }): Layout {
+function computeLayout(
+  usable: ProbedFile[],
+  job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean; compression: string; encryptionMethod: string | null },
+): Layout {
+  const aes = job.encryptionMethod !== null;
   if (job.maxZipSizeBytes === null) {
-    const size = zipSize(usable.map((f) => ({ name: f.entryName!, size: f.size })));
+    const size = zipSize(usable.map((f) => ({ name: f.entryName!, size: f.size })), { aes });
     return { ok: true, bins: [{ positions: usable.map((f) => f.position), size }] };
   }
+  // A deflate bin is laid out by the most its entries can deflate to, so its cap holds
+  // whatever the data; its planned size is that bound, its final size is learned when packed.
+  const deflate = job.compression === 'deflate';
   const packed = packBins(
-    usable.map((f) => ({ index: f.position, name: f.entryName!, size: f.size! })),
+    usable.map((f) => ({ index: f.position, name: f.entryName!, size: deflate ? deflateBound(f.size!) : f.size! })),
     {
       maxZipSize: Number(job.maxZipSizeBytes),
       strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
       allowOversize: job.allowOversizeZips,
+      aes,
     },
   );
   if (!packed.ok) return { ok: false, error: packed.error, position: packed.index };

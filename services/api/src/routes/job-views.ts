@@ -1,5 +1,5 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
-import { jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
+import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
 import type { Prisma, JobFileView } from '@ap/db';
 import { iso } from '../http/serialize';
 
@@ -95,6 +95,10 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
     max_zip_size_bytes: num(job.maxZipSizeBytes),
     split_strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
     fail_on_zip_error: job.failOnZipError,
+    compression: job.compression === 'deflate' ? 'deflate' : 'store',
+    compression_level: job.compression === 'deflate' ? (job.compressionLevel ?? COMPRESSION_LEVEL_DEFAULT) : null,
+    // The method only: the password is never read back.
+    encryption: job.encryptionMethod === 'aes-256' ? { method: 'aes-256' } : null,
     zip_count: job.zipCount,
     total_size: Number(job.totalSize),
     zips,

@@ -12,6 +12,7 @@ import {
   type ListJobsResponse,
 } from '@ap/contract';
 import { type Db, type Prisma, jobFileViews } from '@ap/db';
+import type { SecretBox } from '@ap/secrets';
 import { createJob, retryJob } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import type { Logger } from '@ap/log';
@@ -31,6 +32,8 @@ export interface JobsDeps {
   downloadUrl: ViewContext['downloadUrl'];
   /** The Idempotency-Key middleware of create routes. */
   idempotent: RequestHandler;
+  /** Seals the archive password of an encrypted job. */
+  secrets: Pick<SecretBox, 'seal'>;
 }
 
 interface Cursor {
@@ -92,6 +95,9 @@ export function jobsRouter(deps: JobsDeps): Router {
         splitStrategy: body.split_strategy,
         allowOversizeZips: body.allow_oversize_zips,
         failOnZipError: body.fail_on_zip_error,
+        compression: body.compression,
+        compressionLevel: body.compression_level ?? null,
+        encryption: body.encryption ? { method: body.encryption.method, seal: (place) => deps.secrets.seal(body.encryption!.password, place) } : null,
       },
       (err) => log.warn({ err }, 'job committed but not enqueued; the reconciler will enqueue it'),
       (id, createdAt) => {

@@ -6,11 +6,12 @@ import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope, PLANS } from '@ap/contract';
 import { binFiles, binForStream, type BinFileRow, type Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { layoutOfFiles } from '@ap/jobs';
+import { layoutOfFiles, zipEncryptionOf } from '@ap/jobs';
+import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
-import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
+import { newZipOutput, sliceRange, streamEtag, type ZipEncryption } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { answerRange, contentDisposition } from '../routes/download';
 import { BatchedWriter } from './batched-writer';
@@ -20,6 +21,8 @@ export interface StreamDeps {
   db: Db;
   fetcher: Fetcher;
   log: Logger;
+  /** Opens an encrypted job's archive password. */
+  secrets: Pick<SecretBox, 'open'>;
 }
 
 export function createStreamServer(deps: StreamDeps, options: Partial<LayoutReaderOptions> = {}) {
@@ -41,17 +44,18 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     }
     const rows = await binFiles(deps.db, zipId);
     const ctx = { zipId, jobId: zip.jobId, userId: user.id };
+    const encryption = zipEncryptionOf(zip.job, zip.sequence, deps.secrets.open);
     if (zip.size === null || rows.some((r) => r.size === null)) {
       // No length, so no ranges: a chunked 200.
       res.set({ 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition(zip.filename), 'Cache-Control': 'private, no-transform' });
-      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx, PLANS[user.plan].streamArchiveBytes);
+      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx, PLANS[user.plan].streamArchiveBytes, encryption);
       return;
     }
 
     const mtime = zip.job.createdAt;
-    const layout = layoutOfFiles(rows, mtime);
+    const layout = layoutOfFiles(rows, mtime, encryption);
     if (layout.totalSize !== Number(zip.size)) throw new Error(`stream zip ${zipId}: layout ${layout.totalSize} != recorded ${zip.size}`);
-    const { inputs, crcs } = layoutInputsOf(rows);
+    const { inputs, crcs, macs } = layoutInputsOf(rows);
 
     const span = answerRange(req, res, { filename: zip.filename, size: layout.totalSize, etag: streamEtag(layout, inputs), lastModified: zip.completedAt ?? mtime });
     if (!span) return;
@@ -64,7 +68,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     // The client going away aborts every origin request at once.
     const abort = new AbortController();
     res.once('close', () => abort.abort(new Error('client went away')));
-    const reader = new LayoutReader(deps.fetcher, opts, crcStore, zip.jobId, layout, inputs, crcs, abort.signal);
+    const reader = new LayoutReader(deps.fetcher, opts, crcStore, zip.jobId, layout, inputs, crcs, abort.signal, macs);
     const slices = sliceRange(layout, start, end);
     try {
       // Everything that can fail before the first byte does: CRCs computed alone, and the
@@ -108,13 +112,14 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     ctx: { zipId: string; jobId: string; userId: string },
     /** The plan's per-archive limit: a body of unknown length ends the download there. */
     archiveLimit: number,
+    encryption: ZipEncryption | null,
   ): Promise<void> {
     // No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive.
     res.status(200);
     if (req.method === 'HEAD') return void res.end();
     const abort = new AbortController();
     res.once('close', () => abort.abort(new Error('client went away')));
-    const zipfile = newZipFile();
+    const zipfile = newZipOutput(encryption);
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => {
       sent += c.length;
