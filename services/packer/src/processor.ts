@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
-import { pipeline, Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { freeChunk } from '@ap/fetch';
@@ -234,16 +234,12 @@ async function packFromStart(
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
   const zipfile = newZipOutput(bin.encryption);
-  // The ZIP's bytes are counted on their way to the upload (progress, written about once a second).
+  // The ZIP's bytes are counted as they leave for the upload (progress, written about once a
+  // second); a listener, not a stream in between, so no chunk waits in another buffer.
   const progress = new BinProgress(db, { zipId: bin.zipId, attempt: bin.attempt });
-  const counted = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      progress.add(chunk.length);
-      done(null, chunk);
-    },
-  });
-  pipeline(zipfile.outputStream as unknown as Readable, counted, () => undefined);
-  const uploaded = store.upload(bin.key, counted, {
+  const output = zipfile.outputStream as unknown as Readable;
+  output.on('data', (chunk: Buffer) => progress.add(chunk.length));
+  const uploaded = store.upload(bin.key, output, {
     contentType: 'application/zip',
     partSize: bin.partSize,
     signal: abort.signal,
@@ -278,7 +274,7 @@ async function packFromStart(
     return { object, packaged, urlErrors };
   } catch (err) {
     abort.abort(err);
-    (zipfile.outputStream as unknown as Readable).destroy();
+    output.destroy();
     await uploaded.catch(() => undefined);
     // The upload's id is on the bin's row before the bin is failed (and its upload aborted).
     await recorder?.settled();
