@@ -4,7 +4,7 @@
 import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { crc32, planSlices, renderSegment, type CrcCheckpoint, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
-import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
+import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/jobs';
 import type { CrcStore } from './crc-store';
 
@@ -31,10 +31,12 @@ export interface LayoutInput {
   etag: string | null;
   lastModified: string | null;
   checkpoint: CrcCheckpoint | null;
+  /** Its request headers or source credentials. */
+  access?: FileAccess;
 }
 
 /** A layout's file as Postgres holds it (job_files), with what earlier passes learned. */
-export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'>;
+export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'> & { access?: FileAccess };
 
 /** The reader's inputs and the CRC-32s already known (by index), from the recorded files. */
 export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: LayoutInput[]; crcs: Map<number, number> } {
@@ -45,6 +47,7 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
     etag: r.etag,
     lastModified: r.lastModified,
     checkpoint: r.crcPrefixLen === null || r.crcPrefix === null ? null : { length: Number(r.crcPrefixLen), crc: r.crcPrefix >>> 0 },
+    ...(r.access ? { access: r.access } : {}),
   }));
   const crcs = new Map<number, number>();
   rows.forEach((r, i) => {
@@ -186,6 +189,7 @@ export class LayoutReader {
       ...(whole ? {} : { range: { start, end: end - 1 } }),
       expectedSize: input.size,
       ...(input.etag ? { ifMatch: input.etag } : {}),
+      ...(input.access ? { access: input.access } : {}),
       signal: this.signal,
     });
     const changed =

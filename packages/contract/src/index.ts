@@ -4,6 +4,7 @@ export * from './text';
 export * from './filename-template';
 export * from './entry-names';
 export * from './schemas';
+export * from './private-sources';
 
 export * from './webhooks';
 export * from './responses';

@@ -49,6 +49,7 @@ import {
   type PlanName,
 } from './plans';
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
+import { fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
 
 export const SPLIT_STRATEGIES = ['preserve-order', 'ffd'] as const;
 export type SplitStrategy = (typeof SPLIT_STRATEGIES)[number];
@@ -128,7 +129,7 @@ export const isHttpUrl = (value: string): boolean => httpUrlProblem(value) === n
 const fileUrlSchema = z.string(typed('a string')).superRefine((value, ctx) => {
   if (value.length > FILE_URL_MAX_CHARS) ctx.addIssue({ code: 'custom', message: `must be at most ${FILE_URL_MAX_CHARS} characters` });
   else {
-    const problem = httpUrlProblem(value);
+    const problem = isS3Url(value) ? s3UrlProblem(value) : httpUrlProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }
 });
@@ -138,13 +139,23 @@ const givenFilenameSchema = z.string(typed('a string')).superRefine((value, ctx)
   if (!check.ok) ctx.addIssue({ code: 'custom', message: check.message });
 });
 
-export const fileEntrySchema = z.strictObject(
-  {
-    url: fileUrlSchema,
-    filename: givenFilenameSchema.nullish(),
-  },
-  nestedObject('an object with "url" and an optional "filename"'),
-);
+export const fileEntrySchema = z
+  .strictObject(
+    {
+      url: fileUrlSchema,
+      filename: givenFilenameSchema.nullish(),
+      headers: fileHeadersSchema.meta({ type: 'object', maxProperties: 10, additionalProperties: { type: 'string', maxLength: 4096 } }).optional(),
+      source: z.string(typed('a source name or id')).min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
+    },
+    nestedObject('an object with "url" and an optional "filename"'),
+  )
+  .superRefine((entry, ctx) => {
+    // decisions.md "Private sources": an s3:// URL is read with a source's credentials, an http(s) URL never.
+    const s3 = isS3Url(entry.url);
+    if (s3 && entry.source === undefined) ctx.addIssue({ code: 'custom', message: 'is required for an s3:// URL (the name or id of a source from POST /sources)', path: ['source'] });
+    if (!s3 && entry.source !== undefined) ctx.addIssue({ code: 'custom', message: 'is only for s3:// URLs', path: ['source'] });
+    if (s3 && entry.headers !== undefined) ctx.addIssue({ code: 'custom', message: 'are only for http and https URLs (an s3:// URL is read with its source\'s credentials)', path: ['headers'] });
+  });
 
 const zipFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) => {
   const check = validateZipFilename(value);

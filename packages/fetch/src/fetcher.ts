@@ -32,6 +32,8 @@ import {
 import { BodyStream } from './body';
 import { checkUrl, createGuardedAgents, parseAllowList, type GuardOptions, type LookupFunction } from './guard';
 import { header, parseContentLength, parseContentRange, parseRetryAfter } from './headers';
+import { accessHeaders, type FileAccess } from './access';
+import { createS3Reader } from './s3-object';
 
 export interface FetcherOptions {
   /** Operator's ALLOW_PRIVATE_URLS=true (development and tests only). */
@@ -100,6 +102,8 @@ export interface OpenBodyOptions {
   /** ETag from the probe; sent as If-Match when strong (a 412 is a "changed" error). */
   ifMatch?: string;
   signal?: AbortSignal;
+  /** The file's request headers or source credentials (access.ts). */
+  access?: FileAccess;
 }
 
 export interface OpenedBody {
@@ -126,7 +130,7 @@ export interface OpenedBody {
 }
 
 export interface Fetcher {
-  probe(url: string, options?: { signal?: AbortSignal }): Promise<ProbeResult>;
+  probe(url: string, options?: { signal?: AbortSignal; access?: FileAccess }): Promise<ProbeResult>;
   /** Rejects with a FetchError when no acceptable response could be had (after retries). */
   openBody(url: string, options?: OpenBodyOptions): Promise<OpenedBody>;
   /** Closes the keep-alive sockets. */
@@ -136,6 +140,8 @@ export interface Fetcher {
 /** What a body's continuations and segments are asked with: where it is, and its validators. */
 interface BodyPart {
   url: string;
+  /** The file's own request headers, sent again with every continuation. */
+  extra?: Readonly<Record<string, string>>;
   /** The body's first byte in the resource. */
   start: number;
   total: number | null;
@@ -384,6 +390,11 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         (next) => {
           const refused = checkUrl(next.url as URL, guard);
           if (refused) throw refused;
+          // A file's own headers go to its URL's origin only (as curl and browsers do with Authorization).
+          const own = next.context as { origin?: string; ownHeaders?: readonly string[] };
+          if (own.ownHeaders && new URL(next.url as URL).origin !== own.origin) {
+            for (const name of own.ownHeaders) delete next.headers[name];
+          }
         },
       ],
       // Errors emitted on got's stream (also after the body was handed out) become FetchErrors.
@@ -416,10 +427,12 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   }
 
   /** One got request, settled at its final response's headers (after redirects). */
-  function attempt(url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Attempt> {
+  function attempt(url: string, method: 'GET' | 'HEAD', ours: Record<string, string>, signal: AbortSignal | undefined, extra?: Readonly<Record<string, string>>): Promise<Attempt> {
     return new Promise<Attempt>((resolve, reject) => {
       const link = signal ? linkSignal(signal) : undefined;
-      const stream = client.stream(url, { method, headers, ...(link ? { signal: link.signal } : {}) });
+      const headers = extra ? { ...lowerKeys(extra), ...ours } : ours;
+      const context = extra ? { origin: new URL(url).origin, ownHeaders: Object.keys(lowerKeys(extra)) } : {};
+      const stream = client.stream(url, { method, headers, context, ...(link ? { signal: link.signal } : {}) });
       if (link) for (const event of ['end', 'close', 'error']) stream.once(event, link.release);
       // Keeps a late error from crashing the process before the consumer attaches its own
       // listener; the error stays on `stream.errored` for pipeline() to report.
@@ -474,16 +487,19 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     return httpError(response.statusCode, response.statusMessage, parseRetryAfter(header(response.headers, 'retry-after')));
   }
 
-  async function probe(url: string, probeOptions: { signal?: AbortSignal } = {}): Promise<ProbeResult> {
-    const { signal } = probeOptions;
+  async function probe(url: string, probeOptions: { signal?: AbortSignal; access?: FileAccess } = {}): Promise<ProbeResult> {
+    const { signal, access } = probeOptions;
+    if (access && 's3' in access) return s3.probe(url, access.s3, signal);
+    const extra = accessHeaders(access);
     try {
+      if (access && 'unavailable' in access) throw new FetchError('other', access.unavailable, { retryable: false });
       preflight(url);
       // HEAD: a single attempt. Whatever goes wrong with it (405, 501, 5xx, connection
       // trouble, no usable length) is settled by the ranged GET, which has the retries; a
       // retryable HEAD failure counts as the first attempt.
       let headFailure: FetchError | undefined;
       try {
-        const { stream, response } = await attempt(url, 'HEAD', {}, signal);
+        const { stream, response } = await attempt(url, 'HEAD', {}, signal, extra);
         stream.resume(); // no body: lets the socket go back to the pool
         const size = parseContentLength(header(response.headers, 'content-length'));
         // A HEAD claiming 0 bytes is often a dynamic endpoint that does not know; confirm it.
@@ -503,7 +519,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         if (error.retryable) headFailure = error;
       }
       return await withRetries(url, signal, async () => {
-        const { stream, response } = await attempt(url, 'GET', { range: 'bytes=0-0' }, signal);
+        const { stream, response } = await attempt(url, 'GET', { range: 'bytes=0-0' }, signal, extra);
         const status = response.statusCode;
         const common = { ok: true as const, finalUrl: response.url, ...metadata(response) };
         if (status === 206) {
@@ -532,7 +548,10 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   }
 
   async function openBody(url: string, bodyOptions: OpenBodyOptions = {}): Promise<OpenedBody> {
-    const { range, expectedSize, ifMatch, signal } = bodyOptions;
+    const { range, expectedSize, ifMatch, signal, access } = bodyOptions;
+    if (access && 's3' in access) return s3.openBody(url, access.s3, bodyOptions);
+    if (access && 'unavailable' in access) throw new FetchError('other', access.unavailable, { retryable: false, url });
+    const extra = accessHeaders(access);
     const headers: Record<string, string> = {};
     if (range) {
       if (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start) {
@@ -550,7 +569,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       throw error;
     }
     return withRetries(url, signal, async (attemptNo) => {
-      const { stream, response } = await attempt(url, 'GET', headers, signal);
+      const { stream, response } = await attempt(url, 'GET', headers, signal, extra);
       try {
         return accept(stream, response, attemptNo);
       } catch (error) {
@@ -604,7 +623,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       const first = status === 206 ? range!.start : 0;
       const canResume = size !== null && size > 0 && (status === 206 || (status === 200 && range === undefined));
       const validator = { etag: meta.etag ?? (ifMatch !== undefined && !ifMatch.startsWith('W/') ? ifMatch : undefined), lastModified: meta.lastModified };
-      const part: BodyPart = { url, start: first, total: totalSize, ...validator };
+      const part: BodyPart = { url, start: first, total: totalSize, ...validator, ...(extra ? { extra } : {}) };
       // Several ranges at once need an origin that says it serves them, and a validator that
       // tells a changed file from the same one on every segment.
       const validated = (validator.etag !== undefined && !validator.etag.startsWith('W/')) || validator.lastModified !== undefined;
@@ -676,7 +695,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     const strongEtag = part.etag !== undefined && !part.etag.startsWith('W/') ? part.etag : undefined;
     if (strongEtag) headers['if-match'] = strongEtag;
     else if (part.lastModified) headers['if-range'] = part.lastModified;
-    const { stream, response } = await attempt(url, 'GET', headers, signal);
+    const { stream, response } = await attempt(url, 'GET', headers, signal, part.extra);
     try {
       const status = response.statusCode;
       const changed = (why: string) => new FetchError('changed', `file changed while it was fetched (${why})`, { retryable: false, status });
@@ -707,12 +726,25 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     }
   }
 
+  const s3 = createS3Reader({
+    agents,
+    guard,
+    connectTimeoutMs: options.connectTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    bodyOptions: bodyStreamOptions,
+    toError: (error) => toFetchError(error, ctx),
+  });
+
   return {
     probe,
     openBody,
     close() {
       agents.http.destroy();
       agents.https.destroy();
+      s3.close();
     },
   };
 }
+
+const lowerKeys = (headers: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));

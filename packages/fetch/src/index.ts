@@ -11,3 +11,4 @@ export { BodyStream } from './body';
 export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
 export type { GuardedAgents, GuardOptions } from './guard';
 export { checkDestination, type DestinationVerdict } from './destination';
+export type { FileAccess, S3Credentials } from './access';

@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '@ap/db';
 import { enqueue, type WorkQueues } from './queues';
+import type { SecretBox } from '@ap/secrets';
+import { headerNamesOf } from '@ap/contract';
 import { insertJobFiles } from './files';
+import { fileHeadersPlace } from './file-access';
 import { newZipId } from './ids';
 
 export interface NewJob {
   userId: string;
   mode: 'stored' | 'stream';
-  files: { url: string; filename?: string | null }[];
+  /** `headers` are sealed before they are stored; `sourceId` reads an s3:// URL. */
+  files: { url: string; filename?: string | null; headers?: Record<string, string> | undefined; sourceId?: string | null }[];
   zipFilename: string | null;
   expiresIn: number;
   failOnUrlError: boolean;
@@ -33,6 +37,8 @@ export async function createJob(
   onEnqueueError: (err: unknown) => void,
   /** Names the single ZIP of a job that needs no preparing step (templates know the job id and date). */
   singleZipFilename: (jobId: string, createdAt: Date) => string,
+  /** Seals files' request headers (needed only when a file has some). */
+  secrets?: Pick<SecretBox, 'seal'>,
 ): Promise<string> {
   const id = randomUUID();
   const createdAt = new Date();
@@ -63,7 +69,12 @@ export async function createJob(
     if (zipId) {
       await tx.zip.create({ data: { id: zipId, jobId: id, sequence: 1, filename: zipFilename!, fileCount: input.files.length } });
     }
-    await insertJobFiles(tx, id, input.files, zipId);
+    const rows = input.files.map((f, position) => {
+      if (!f.headers || Object.keys(f.headers).length === 0) return { url: f.url, filename: f.filename ?? null, sourceId: f.sourceId ?? null };
+      if (!secrets) throw new Error('files with request headers need the secrets box to seal them');
+      return { url: f.url, filename: f.filename ?? null, sealedHeaders: secrets.seal(JSON.stringify(f.headers), fileHeadersPlace(id, position)), headerNames: headerNamesOf(f.headers) };
+    });
+    await insertJobFiles(tx, id, rows, zipId);
   });
   try {
     if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });

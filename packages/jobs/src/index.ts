@@ -42,5 +42,9 @@ export {
   type DbTx,
   type JobFileRow,
   type JobFileView,
+  type NewJobFileRow,
   type ProbedFileRecord,
 } from './files';
+export { createSource, deleteSource, listSources, resolveSourceRefs, sourceCredentials, sourceSecretPlace, type SourceRow } from './sources';
+export { binFilesWithAccess, fileAccessOf, fileHeadersPlace, type FileAccessColumns } from './file-access';
+export { rotateSealedColumns, SEALED_COLUMNS, type RotationReport, type SealedColumn } from './sealed-columns';

@@ -23,10 +23,11 @@ import { dashboardRouter } from './routes/dashboard';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
 import { webhooksRouter } from './routes/webhooks';
+import { sourcesRouter } from './routes/sources';
 import { jobStatsRouter, usageRouter } from './routes/usage';
 import type { DownloadEnd } from './http/download-meter';
 
-export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher'> & { queues: WorkQueues };
+export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher' | 'secrets'> & { queues: WorkQueues };
 
 export interface AppOptions {
   /** Stream-download tunables (tests and benches shrink them). */
@@ -71,7 +72,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
 
   // Downloads need no API key: the signed token in the URL authorises them.
   const serveStream = createStreamServer(
-    { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log },
+    { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log, secrets: ctx.secrets },
     {
       fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES, shared: new SharedBudget(ctx.config.STREAM_FETCH_BUDGET_BYTES) },
       ...options.stream,
@@ -102,7 +103,8 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
-  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl }));
+  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, secrets: ctx.secrets }));
+  app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));

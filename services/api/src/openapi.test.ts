@@ -210,6 +210,12 @@ describe('every route answers as documented', () => {
     expect((await call(u, 'GET', '/webhooks/00000000-0000-4000-8000-000000000000/deliveries', { key })).status).toBe(404);
     expect((await call(u, 'DELETE', `/webhooks/${hook.body.webhook.id}`, { key })).status).toBe(200);
     expect((await call(u, 'DELETE', `/webhooks/${hook.body.webhook.id}`, { key })).status).toBe(404);
+    const source = await call(u, 'POST', '/sources', { key, body: { name: 'contract', type: 's3', region: 'us-east-1', access_key_id: 'AKIA', secret_access_key: 'not-shown' } });
+    expect(source.status).toBe(201);
+    expect((await call(u, 'POST', '/sources', { key, body: { name: 'contract', type: 'gcs' } })).status).toBe(400);
+    expect((await call(u, 'GET', '/sources', { key })).status).toBe(200);
+    expect((await call(u, 'DELETE', `/sources/${source.body.source.id}`, { key })).status).toBe(200);
+    expect((await call(u, 'DELETE', `/sources/${source.body.source.id}`, { key })).status).toBe(404);
     expect((await call(u, 'PUT', '/jobs', { key })).status).toBe(405);
     expect((await call(u, 'GET', '/openapi.json')).status).toBe(200);
     await fetch(`${u}/docs`).then((r) => checkResponse('GET', r.url, r.status, r.headers.get('content-type'), undefined));

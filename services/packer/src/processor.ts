@@ -3,7 +3,7 @@ import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFiles, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
+import { binFilesWithAccess, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/runtime';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -86,7 +86,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   await settleJob(db, job.id, { queues });
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
-  const files: BinFile[] = await binFiles(db, zip.id);
+  const files: BinFile[] = await binFilesWithAccess(db, ctx.secrets, job.id, zip.id);
   const split = job.maxZipSizeBytes !== null;
   const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
 

@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, createBins, endJob, entryNameOf, enqueue, filesToProbe, mapLimit, newZipId, recordProbedFiles, type DbTx, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
+import { announceDeliveries, createBins, endJob, entryNameOf, enqueue, fileAccessOf, filesToProbe, mapLimit, newZipId, recordProbedFiles, type DbTx, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
 import type { PreparePayload } from '@ap/queue';
 import type { ServiceContext } from '@ap/runtime';
 import { packBins, zipSize } from '@ap/zip';
@@ -33,6 +33,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   const job = await db.job.findUnique({ where: { id: payload.jobId } });
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
   const rows = await filesToProbe(db, job.id);
+  const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
@@ -41,7 +42,8 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   let probed: ProbedFile[];
   try {
     probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
-      const result = await fetcher.probe(row.url);
+      const fileAccess = access.get(row.position);
+      const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess } : {});
       if (!result.ok) return { ...blank(row), error: result.error };
       const sizeUnknown = result.size === null && split;
       return {

@@ -16,7 +16,9 @@ import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
 import type { ObjectStore } from '@ap/storage';
+import type { SecretBox } from '@ap/secrets';
 import { authOf } from '../http/auth';
+import { filesWithSources } from './sources';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
 import { storedQuotaExceeded } from '../domain/quota';
@@ -28,6 +30,8 @@ export interface JobsDeps {
   store: ObjectStore;
   log: Logger;
   downloadUrl: ViewContext['downloadUrl'];
+  /** Seals the files' request headers. */
+  secrets: Pick<SecretBox, 'seal'>;
 }
 
 interface Cursor {
@@ -69,6 +73,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const body = parseOrThrow(jobCreateSchema, req.body);
     const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
     if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
+    const files = await filesWithSources(db, user.id, body.files);
     const planProblem = checkPlanLimits(user.plan, body);
     if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
     if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(db, user))) {
@@ -80,7 +85,7 @@ export function jobsRouter(deps: JobsDeps): Router {
       {
         userId: user.id,
         mode: body.mode,
-        files: body.files,
+        files,
         zipFilename: body.zip_filename ?? null,
         expiresIn: body.expires_in,
         failOnUrlError: body.fail_on_url_error,
@@ -96,6 +101,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
         return rendered.names[0]!;
       },
+      deps.secrets,
     );
     metrics.jobsCreatedTotal.inc({ mode: body.mode });
     res.status(201).json({ success: true, job_id: jobId } satisfies JobIdResponse);

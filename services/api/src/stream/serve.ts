@@ -6,7 +6,8 @@ import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { binFiles, layoutOfFiles, type BinFileRow } from '@ap/jobs';
+import { binFilesWithAccess, layoutOfFiles, type BinFileRow } from '@ap/jobs';
+import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/runtime';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
@@ -19,6 +20,8 @@ export interface StreamDeps {
   db: Db;
   fetcher: Fetcher;
   log: Logger;
+  /** Opens the files' sealed headers and their sources' secrets. */
+  secrets: Pick<SecretBox, 'open'>;
 }
 
 export function createStreamServer(deps: StreamDeps, options: Partial<LayoutReaderOptions> = {}) {
@@ -41,7 +44,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     if (!user.overageEnabled && (await streamQuotaExceeded(deps.db, user))) {
       throw new ApiError('QUOTA_EXCEEDED', 'the monthly stream quota of your plan is used up and overage is disabled');
     }
-    const rows = await binFiles(deps.db, zipId);
+    const rows = await binFilesWithAccess(deps.db, deps.secrets, zip.jobId, zipId);
     const ctx = { zipId, jobId: zip.jobId, userId: user.id };
     if (zip.size === null || rows.some((r) => r.size === null)) {
       // No length, so no ranges: a chunked 200.
