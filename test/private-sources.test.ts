@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
 import { createFetcher } from '@ap/fetch';
-import { sealedKeyId } from '@ap/secrets';
+import { rotateSealedColumns } from '@ap/jobs';
+import { generateSecretsKey, keyringFrom, sealedKeyId, secretBox } from '@ap/secrets';
 import { call, createUser, download, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startCustomerBucket, type CustomerBucket } from './customer-bucket';
@@ -237,6 +238,48 @@ describe('secrets at rest and in motion', () => {
     bodies.push(JSON.stringify((await api('GET', '/sources')).body));
     for (const [where, texts] of [['responses', bodies], ['logs', logLines], ['redis', redisCommands]] as const) {
       for (const secret of SECRETS) expect({ where, secret, found: texts.some((t) => t.includes(secret)) }).toEqual({ where, secret, found: false });
+    }
+  });
+});
+
+describe('a deleted source, and rotating SECRETS_KEY', () => {
+  it('fails later reads of a deleted source\'s objects with "source deleted", and new jobs naming it with 400', async () => {
+    const created = await api('POST', '/sources', {
+      name: 'short-lived', type: 's3', region: 'us-east-1', endpoint: customer.endpoint, force_path_style: true,
+      access_key_id: CUSTOMER.accessKeyId, secret_access_key: CUSTOMER.secretAccessKey,
+    });
+    const done = await job({ mode: 'stream', files: [{ url: `s3://${customer.bucket}/reports/2026/data.bin`, source: 'short-lived' }] });
+    expect(done.status).toBe('completed');
+    expect((await api('DELETE', `/sources/${created.body.source.id}`)).body).toEqual({ success: true, message: 'source deleted' });
+    const res = await download(done.zips[0].download_url);
+    expect(res.status).toBe(502);
+    expect(JSON.parse(res.body.toString('utf8')).error.message).toBe('a source file could not be fetched: source deleted');
+    const again = await api('POST', '/jobs', { files: [{ url: `s3://${customer.bucket}/a.bin`, source: 'short-lived' }] });
+    expect(again.status).toBe(400);
+  });
+
+  it('re-seals every stored secret under the new key; with the old key gone, everything still reads', async () => {
+    const streamed = await job({
+      mode: 'stream',
+      files: [{ url: `s3://${customer.bucket}/reports/2026/data.bin`, source: 'customer' }, { url: origin.set('/private/rotated.bin', { body: bytesOf(51, 9_000), requireHeaders: { 'X-Api-Token': TOKEN } }), headers: { 'X-Api-Token': TOKEN } }],
+    });
+    const before = await download(streamed.zips[0].download_url);
+    expect(before.status).toBe(200);
+    const newKey = generateSecretsKey();
+    const during = secretBox(keyringFrom(newKey, stack.ctx.config.SECRETS_KEY));
+    const reports = await rotateSealedColumns(stack.ctx.db, during);
+    expect(reports.map((r) => [r.table, r.column, r.resealed > 0, r.current])).toEqual([['sources', 'secret_access_key', true, 0], ['job_files', 'headers', true, 0]]);
+    expect((await rotateSealedColumns(stack.ctx.db, during)).every((r) => r.resealed === 0 && r.current > 0)).toBe(true);
+    const sealed = await stack.ctx.db.$queryRaw<{ v: string }[]>`SELECT secret_access_key AS v FROM sources UNION ALL SELECT headers FROM job_files WHERE headers IS NOT NULL`;
+    expect(new Set(sealed.map((s) => sealedKeyId(s.v)))).toEqual(new Set([during.currentKeyId]));
+    // A stack holding only the new key serves the stream ZIP again, byte for byte.
+    const rotated = await startStack({ SECRETS_KEY: newKey });
+    try {
+      const again = await download(streamed.zips[0].download_url.replace(stack.url, rotated.url));
+      expect(again.status).toBe(200);
+      expect(again.body.equals(before.body)).toBe(true);
+    } finally {
+      await rotated.close();
     }
   });
 });
