@@ -3,6 +3,8 @@
 // and no secret in any response, log line or Redis command; the columns hold ciphertext.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
+import { Writable } from 'node:stream';
+import { runCli } from '../packages/cli/src/cli';
 import { createFetcher } from '@ap/fetch';
 import { rotateSealedColumns } from '@ap/jobs';
 import { generateSecretsKey, keyringFrom, sealedKeyId, secretBox } from '@ap/secrets';
@@ -220,6 +222,29 @@ describe('request headers per file', () => {
     }
     const crlf = await api('POST', '/jobs', { files: [{ url, headers: { 'X-A': 'a\r\nInjected: 1' } }] });
     expect(crlf.body.error.message).toMatch(/must not contain CR, LF or NUL characters/);
+  });
+});
+
+describe('the CLI', () => {
+  it('creates, lists and deletes sources, and creates jobs with --source and --header', async () => {
+    const env = { ARCHIVE_API_URL: stack.url, ARCHIVE_API_KEY: key, ARCHIVE_SOURCE_SECRET: CUSTOMER.secretAccessKey, ARCHIVE_POLL_MS: '100' };
+    const run = async (...argv: string[]) => {
+      let text = '';
+      const stdout = new Writable({ write: (chunk, _enc, done) => ((text += String(chunk)), done()) });
+      const code = await runCli([...argv, '--json'], { env, signal: new AbortController().signal, stdout, stderr: stdout as unknown as NodeJS.WriteStream });
+      bodies.push(text);
+      return { code, result: JSON.parse(text.trim().split('\n').pop()!) };
+    };
+    const created = await run('sources', 'create', 'from-cli', '--region', 'us-east-1', '--access-key-id', CUSTOMER.accessKeyId, '--endpoint', customer.endpoint, '--force-path-style');
+    expect(created).toMatchObject({ code: 0, result: { success: true, source: { name: 'from-cli', force_path_style: true } } });
+    const s3Job = await run('create', `s3://${customer.bucket}/reports/2026/data.bin`, '--source', 'from-cli', '--wait');
+    expect(s3Job).toMatchObject({ code: 0, result: { status: 'completed' } });
+    const privateUrl = origin.set('/private/cli.bin', { body: bytesOf(61, 5_000), requireHeaders: { 'X-Api-Token': TOKEN } });
+    const headerJob = await run('create', privateUrl, '--header', `X-Api-Token: ${TOKEN}`, '--wait');
+    expect(headerJob).toMatchObject({ code: 0, result: { status: 'completed' } });
+    const listed = await run('sources', 'list');
+    expect(listed.result.sources.map((x: { name: string }) => x.name)).toContain('from-cli');
+    expect((await run('sources', 'delete', created.result.source.id)).result).toEqual({ success: true, id: created.result.source.id, message: 'source deleted' });
   });
 });
 

@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ApiRequestError, ArchiveClient, DownloadError, ZipVerificationError, type Job, type JobCreateRequest, type WebhookEvent } from '@ap/sdk';
 import { Output } from './output';
 import { formatBytes, parseSize, parseUrlList } from './sizes';
+import { applyPrivateSourceOptions, registerSourceCommands, withPrivateSourceOptions } from './sources';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
@@ -129,8 +130,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return paths;
   }
 
-  program
-    .command('create')
+  withPrivateSourceOptions(program
+    .command('create'))
     .description('create a job from URLs (arguments or --from FILE, one "URL [filename]" per line; - reads stdin)')
     .argument('[urls...]', 'file URLs')
     .option('--from <file>', 'read URLs from a file')
@@ -140,7 +141,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--wait', 'wait until the job is completed or failed')
     .option('--download <dir>', 'wait, then download every ZIP into DIR (implies --wait)')
     .option('--crc', 'also check every entry\'s CRC-32 after downloading')
-    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean }, cmd: Command) => {
+    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean; source?: string; header?: [string, string][] }, cmd: Command) => {
       const client = clientOf(cmd);
       const files: { url: string; filename?: string }[] = urls.map((url) => ({ url }));
       if (opts.from) {
@@ -150,7 +151,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         files.push(...parseUrlList(text));
       }
       if (files.length === 0) throw new UsageError('no URLs: give them as arguments or with --from FILE');
-      const body: JobCreateRequest = { files };
+      const body: JobCreateRequest = { files: applyPrivateSourceOptions(files, opts) };
       if (opts.mode) body.mode = opts.mode;
       if (opts.split !== undefined) body.max_zip_size_bytes = opts.split;
       if (opts.name !== undefined) body.zip_filename = opts.name;
@@ -276,6 +277,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     out.line(res.message);
     out.result({ success: true, id, message: res.message });
   });
+
+  registerSourceCommands(program, clientOf, () => out, io.env);
 
   const fail = (code: number, message: string, error: Record<string, unknown>): number => {
     out.stopBar();
