@@ -177,6 +177,25 @@ describe('s3:// files from the customer\'s bucket', () => {
   });
 });
 
+describe('sources', () => {
+  it('are unique by name, at most 20 per user, and another user\'s cannot be read, named or deleted', async () => {
+    const other = await createUser(stack.ctx, { plan: 'pro' });
+    const body = (name: string) => ({ name, type: 's3', region: 'us-east-1', access_key_id: 'AKIAOTHER', secret_access_key: 'other-user-secret' });
+    const as = (method: string, path: string, b?: unknown) => call(stack.url, method, path, { key: other.apiKey, ...(b === undefined ? {} : { body: b }) });
+    for (let i = 0; i < 20; i++) expect((await as('POST', '/sources', body(`s${i}`))).status).toBe(201);
+    const over = await as('POST', '/sources', body('s20'));
+    expect({ status: over.status, code: over.body.error.code }).toEqual({ status: 403, code: 'PLAN_LIMIT_EXCEEDED' });
+    const dup = await as('DELETE', `/sources/${(await as('GET', '/sources')).body.sources[0].id}`);
+    expect(dup.status).toBe(200);
+    const again = await as('POST', '/sources', body('s1'));
+    expect({ status: again.status, message: again.body.error.message }).toEqual({ status: 400, message: 'name: you already have a source named "s1"' });
+    const mine = (await api('GET', '/sources')).body.sources.find((x: { name: string }) => x.name === 'customer');
+    expect((await as('DELETE', `/sources/${mine.id}`)).status).toBe(404);
+    expect((await as('POST', '/jobs', { files: [{ url: `s3://${customer.bucket}/empty.txt`, source: mine.id }] })).status).toBe(400);
+    expect((await as('GET', '/sources')).body.sources.map((x: { name: string }) => x.name)).not.toContain('customer');
+  });
+});
+
 describe('request headers per file', () => {
   it('sends them on every request for the file, and drops them after a redirect to another origin', async () => {
     const body = bytesOf(41, 400_000);

@@ -51,6 +51,14 @@ export const fileHeadersSchema = z.unknown().transform((value, ctx): Record<stri
   return Object.fromEntries(entries) as Record<string, string>;
 });
 
+/** An s3:// URL is read with a source's credentials, an http(s) URL never (a file entry's refinement). */
+export function checkFileEntryAccess(entry: { url: string; source?: string | undefined; headers?: unknown }, ctx: z.RefinementCtx): void {
+  const s3 = isS3Url(entry.url);
+  if (s3 && entry.source === undefined) ctx.addIssue({ code: 'custom', message: 'is required for an s3:// URL (the name or id of a source from POST /sources)', path: ['source'] });
+  if (!s3 && entry.source !== undefined) ctx.addIssue({ code: 'custom', message: 'is only for s3:// URLs', path: ['source'] });
+  if (s3 && entry.headers !== undefined) ctx.addIssue({ code: 'custom', message: "are only for http and https URLs (an s3:// URL is read with its source's credentials)", path: ['headers'] });
+}
+
 /** The names read responses show: lower case, sorted. */
 export const headerNamesOf = (headers: Record<string, string>): string[] => Object.keys(headers).map((n) => n.toLowerCase()).sort();
 

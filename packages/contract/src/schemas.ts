@@ -49,7 +49,7 @@ import {
   type PlanName,
 } from './plans';
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
-import { fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
+import { checkFileEntryAccess, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
 
 export const SPLIT_STRATEGIES = ['preserve-order', 'ffd'] as const;
 export type SplitStrategy = (typeof SPLIT_STRATEGIES)[number];
@@ -149,13 +149,7 @@ export const fileEntrySchema = z
     },
     nestedObject('an object with "url" and an optional "filename"'),
   )
-  .superRefine((entry, ctx) => {
-    // decisions.md "Private sources": an s3:// URL is read with a source's credentials, an http(s) URL never.
-    const s3 = isS3Url(entry.url);
-    if (s3 && entry.source === undefined) ctx.addIssue({ code: 'custom', message: 'is required for an s3:// URL (the name or id of a source from POST /sources)', path: ['source'] });
-    if (!s3 && entry.source !== undefined) ctx.addIssue({ code: 'custom', message: 'is only for s3:// URLs', path: ['source'] });
-    if (s3 && entry.headers !== undefined) ctx.addIssue({ code: 'custom', message: 'are only for http and https URLs (an s3:// URL is read with its source\'s credentials)', path: ['headers'] });
-  });
+  .superRefine(checkFileEntryAccess);
 
 const zipFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) => {
   const check = validateZipFilename(value);
