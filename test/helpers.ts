@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '@ap/config';
 import { answerClientErrors, createApp, createUserWithKey, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/jobs';
-import { createServiceContext, type ServiceContext } from '@ap/runtime';
+import { createServiceContext, type ServiceContext } from '@ap/service-kit';
 import { checkResponse } from './contract';
 
 export interface TestApi {

@@ -4,10 +4,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 
 // The decided names and labels (docs/decisions.md "Operations", from the contract); the test
-// below holds the services' own registry (packages/runtime/src/metrics.ts) to exactly this list.
+// below holds the services' own registry (packages/service-kit/src/metrics.ts) to exactly this list.
 const DECIDED_METRICS: Record<string, { labels: string[]; histogram?: true }> = {
   archive_http_requests_total: { labels: ['method', 'route', 'status'] },
   archive_http_request_duration_seconds: { labels: ['method', 'route', 'status'], histogram: true },

@@ -9,7 +9,7 @@ import { createWorkQueues, type WorkQueues } from '@ap/jobs';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
 import { createWorker, type Worker } from '@ap/queue';
-import { createServiceContext, type ServiceContext } from '@ap/runtime';
+import { createServiceContext, type ServiceContext } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { testConfig } from './helpers';

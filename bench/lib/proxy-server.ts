@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { createFetcher } from '@ap/fetch';
-import { fetcherOptions } from '@ap/runtime';
+import { fetcherOptions } from '@ap/service-kit';
 
 const origin = process.env.ORIGIN_URL!;
 const fetcher = createFetcher(fetcherOptions({ ALLOW_PRIVATE_URLS: true }));

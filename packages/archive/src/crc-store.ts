@@ -1,5 +1,4 @@
-import type { Db } from '@ap/db';
-import { recordCrcCheckpoint, recordCrcs } from '@ap/jobs';
+import { type Db, recordCrcCheckpoint, recordCrcs } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { CrcCheckpoint } from '@ap/zip';
 

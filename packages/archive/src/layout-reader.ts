@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { crc32, planSlices, renderSegment, type CrcCheckpoint, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
-import type { BinFileRow } from '@ap/jobs';
+import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
 
 /** Tunables; tests and benches shrink them. */

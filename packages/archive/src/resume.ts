@@ -12,20 +12,9 @@
 //   entry is recorded as it starts, and a resume probes the files not reached yet (as the
 //   preparer does) to lay out the rest.
 import { createEntryNameDeduper } from '@ap/contract';
-import type { Db } from '@ap/db';
+import { binUploadParts, forgetBinUpload, markBinUploadNotResumable, recordBinPart, recordBinUpload, recordEntries, type BinFileRow, type Db } from '@ap/db';
 import { findFetchError, type Fetcher, type FileAccess } from '@ap/fetch';
-import {
-  binUploadParts,
-  entryNameOf,
-  forgetBinUpload,
-  layoutOfFiles,
-  mapLimit,
-  markBinUploadNotResumable,
-  recordBinPart,
-  recordBinUpload,
-  recordEntries,
-  type BinFileRow,
-} from '@ap/jobs';
+import { entryNameOf, layoutOfFiles, mapLimit } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
 import { sliceRange, streamEtag, ZipSizer, type ZipLayout } from '@ap/zip';

@@ -8,3 +8,6 @@ export function createDb(databaseUrl: string, poolSize = 10): Db {
   const adapter = new PrismaPg({ connectionString: databaseUrl, max: poolSize });
   return new PrismaClient({ adapter });
 }
+
+/** Db, or the client of a transaction on it. */
+export type DbTx = Db | Parameters<Parameters<Db['$transaction']>[0]>[0];

@@ -12,3 +12,4 @@ export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
 export type { GuardedAgents, GuardOptions } from './guard';
 export { checkDestination, type DestinationVerdict } from './destination';
 export type { FileAccess, S3Credentials } from './access';
+export { freeChunk } from './free-chunk';

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '@ap/db';
+import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
 import { enqueue, type WorkQueues } from './queues';
 import type { SecretBox } from '@ap/secrets';
 import { headerNamesOf } from '@ap/contract';
-import { insertJobFiles } from './files';
 import { fileHeadersPlace } from './file-access';
 import { newZipId } from './ids';
 
@@ -67,7 +66,7 @@ export async function createJob(
       },
     });
     if (zipId) {
-      await tx.zip.create({ data: { id: zipId, jobId: id, sequence: 1, filename: zipFilename!, fileCount: input.files.length } });
+      await createSingleBin(tx, { id: zipId, jobId: id, filename: zipFilename!, fileCount: input.files.length });
     }
     const rows = input.files.map((f, position) => {
       if (!f.headers || Object.keys(f.headers).length === 0) return { url: f.url, filename: f.filename ?? null, sourceId: f.sourceId ?? null };

@@ -1,4 +1,4 @@
-import type { Db } from '@ap/db';
+import { openBinsOfEnqueuedJobs, staleOpenBins, type Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { dueDeliveries } from '@ap/webhooks';
@@ -47,7 +47,6 @@ export interface MaintenanceScope {
 
 export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), scope: MaintenanceScope = {}): Promise<ReconcileReport> {
   const onlyJobs = scope.jobIds ? { id: { in: [...scope.jobIds] } } : {};
-  const onlyBins = scope.jobIds ? { jobId: { in: [...scope.jobIds] } } : {};
   const stale = new Date(now.getTime() - STALE_AFTER_MS);
   const unenqueued = new Date(now.getTime() - UNENQUEUED_AFTER_MS);
   const report: ReconcileReport = { prepares: 0, packs: 0, deliveries: 0 };
@@ -80,23 +79,9 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
     report.prepares++;
   }
 
-  const bins = await db.zip.findMany({
-    where: {
-      ...onlyBins,
-      status: { in: ['pending', 'processing'] },
-      job: { status: { in: ['pending', 'processing'] }, mode: 'stored' },
-      OR: [{ updatedAt: { lt: stale } }, { job: { enqueuedAt: null, createdAt: { lt: unenqueued } } }],
-    },
-    select: { id: true, jobId: true, attempt: true },
-    take: 5000,
-  });
+  const bins = await staleOpenBins(db, { stale, unenqueued }, scope.jobIds);
   const seenBins = new Set(bins.map((b) => b.id));
-  const unqueuedBins = await db.zip.findMany({
-    where: { ...onlyBins, status: { in: ['pending', 'processing'] }, job: { status: { in: ['pending', 'processing'] }, mode: 'stored', enqueuedAt: { not: null } } },
-    select: { id: true, jobId: true, attempt: true },
-    orderBy: { createdAt: 'asc' },
-    take: QUEUE_CHECK_LIMIT,
-  });
+  const unqueuedBins = await openBinsOfEnqueuedJobs(db, QUEUE_CHECK_LIMIT, scope.jobIds);
   for (const bin of unqueuedBins) {
     if (!seenBins.has(bin.id) && (await missingFromQueue(queues.pack as Queue<unknown>, jobIds.pack({ jobId: bin.jobId, zipId: bin.id, attempt: bin.attempt })))) {
       bins.push(bin);

@@ -1,7 +1,6 @@
-import type { Db } from '@ap/db';
+import { assignJobFilesToBin, clearFileErrors, createSingleBin, deleteJobBins, jobBins, rerunBins, resetJobFiles, type Db } from '@ap/db';
 import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
-import { assignJobFilesToBin, clearFileErrors, resetJobFiles } from './files';
 import { newZipId } from './ids';
 import { deleteJobObjects } from './objects';
 import { enqueue, type WorkQueues } from './queues';
@@ -21,14 +20,15 @@ export async function retryJob(
   fromCheckpoint: boolean,
 ): Promise<RetryOutcome> {
   const { db, queues, store } = deps;
-  const job = await db.job.findFirst({ where: { id: jobId, userId }, include: { zips: { select: { id: true, status: true, objectKey: true, filename: true, uploadId: true }, orderBy: { sequence: 'asc' } } } });
+  const job = await db.job.findFirst({ where: { id: jobId, userId } });
   if (!job) return 'not-found';
   if (job.status !== 'failed') return 'not-failed';
   const attempt = job.attempt + 1;
   const preparing = needsPreparing(job);
+  const bins = await jobBins(db, jobId);
 
   if (!fromCheckpoint) {
-    await deleteJobObjects(store, jobId, job.zips);
+    await deleteJobObjects(store, jobId, bins);
   }
   const binsToRun: string[] = [];
   const won = await db.$transaction(async (tx) => {
@@ -37,24 +37,24 @@ export async function retryJob(
       data: { attempt, error: null, completedAt: null, enqueuedAt: null },
     });
     if (count === 0) return false;
-    const layoutKnown = job.zips.length > 0;
+    const layoutKnown = bins.length > 0;
     if (fromCheckpoint && (layoutKnown || !preparing)) {
-      const rerun = job.zips.filter((z) => z.status !== 'completed').map((z) => z.id);
-      await tx.zip.updateMany({ where: { id: { in: rerun } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null } });
+      const rerun = bins.filter((z) => z.status !== 'completed').map((z) => z.id);
+      await rerunBins(tx, rerun, attempt);
       await clearFileErrors(tx, jobId, rerun);
       await tx.job.update({ where: { id: jobId }, data: { status: 'pending' } });
       binsToRun.push(...rerun);
       return true;
     }
     // From scratch (or a split/stream job whose layout was never computed): back to the start.
-    await tx.zip.deleteMany({ where: { jobId } });
+    await deleteJobBins(tx, jobId);
     await resetJobFiles(tx, jobId);
     if (preparing) {
       await tx.job.update({ where: { id: jobId }, data: { status: 'preparing', fileCount: 0, zipCount: 0, totalSize: 0 } });
     } else {
       // A plain stored job always has its single ZIP, created with the job.
       const zipId = newZipId();
-      await tx.zip.create({ data: { id: zipId, jobId, sequence: 1, filename: job.zips[0]!.filename, fileCount: job.urlCount, attempt } });
+      await createSingleBin(tx, { id: zipId, jobId, filename: bins[0]!.filename, fileCount: job.urlCount, attempt });
       await assignJobFilesToBin(tx, jobId, zipId);
       await tx.job.update({ where: { id: jobId }, data: { status: 'pending', fileCount: 0, zipCount: 1, totalSize: 0 } });
       binsToRun.push(zipId);

@@ -2,7 +2,7 @@
 // rotate` re-seals each of them under the current SECRETS_KEY. A feature that stores a new
 // secret adds its column here, with the place its values were sealed for.
 import type { SecretBox } from '@ap/secrets';
-import type { DbTx } from './files';
+import type { DbTx } from '@ap/db';
 import { fileHeadersPlace } from './file-access';
 import { sourceSecretPlace } from './sources';
 

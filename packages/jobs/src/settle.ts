@@ -1,4 +1,4 @@
-import type { Db } from '@ap/db';
+import { cancelOpenBins, jobBins, type Db } from '@ap/db';
 import { announceDeliveries, endJob } from './end';
 import type { WorkQueues } from './queues';
 import { aggregateJobStatus } from './status';
@@ -29,7 +29,7 @@ export async function settleJob(db: Db, jobId: string, options: SettleOptions = 
     await tx.$queryRaw`SELECT id FROM jobs WHERE id = ${jobId}::uuid FOR UPDATE`;
     const job = await tx.job.findUnique({ where: { id: jobId } });
     if (!job || job.status === 'preparing' || job.status === 'completed' || job.status === 'failed') return job?.status ?? null;
-    const bins = await tx.zip.findMany({ where: { jobId }, select: { status: true, size: true, fileCount: true } });
+    const bins = await jobBins(tx, jobId);
     const status = aggregateJobStatus(
       bins.map((b) => b.status),
       job.failOnZipError,
@@ -40,10 +40,7 @@ export async function settleJob(db: Db, jobId: string, options: SettleOptions = 
       return status;
     }
     if (status === 'failed' && job.failOnZipError) {
-      await tx.zip.updateMany({
-        where: { jobId, status: { in: ['pending', 'processing'] } },
-        data: { status: 'failed', error: CANCELLED_BY_FAIL_FAST, leaseOwner: null, leaseExpiresAt: null },
-      });
+      await cancelOpenBins(tx, jobId, CANCELLED_BY_FAIL_FAST);
     }
     const done = bins.filter((b) => b.status === 'completed');
     const totalSize = done.reduce((sum, b) => sum + (b.size ?? 0n), 0n);

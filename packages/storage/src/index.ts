@@ -15,7 +15,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PartCutter, partBuffers, releasePart } from './parts';
 
-export { freeChunk, PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
+export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 
 export interface StorageConfig {
   endpoint?: string;
@@ -62,11 +62,11 @@ export interface UploadOptions {
   signal?: AbortSignal;
   multipart?: MultipartHooks;
   /**
-   * The body's chunks are not used again once read: each one's memory is freed as soon as it
-   * is copied into a part (`freeChunk`), so the bytes of a long-buffered source do not wait for
-   * a full GC. The chunks read as empty afterwards.
+   * Called with each of the body's chunks once it is copied into a part, for a body whose
+   * chunks are not used again: @ap/fetch's `freeChunk` frees their memory then, so the bytes of
+   * a long-buffered source do not wait for a full GC.
    */
-  freeReadChunks?: boolean;
+  freeReadChunk?: (chunk: Buffer) => void;
 }
 
 export interface ResumeOptions {
@@ -168,7 +168,7 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       await client.send(new HeadBucketCommand({ Bucket }));
     },
     async upload(key, body, options = {}) {
-      const parts = new PartCutter(options.partSize ?? MIN_PART_SIZE, PART_BUFFERS, partBuffers, { freeWrittenChunks: options.freeReadChunks });
+      const parts = new PartCutter(options.partSize ?? MIN_PART_SIZE, PART_BUFFERS, partBuffers, { freeWrittenChunk: options.freeReadChunk });
       const upload = new Upload({
         client,
         params: { Bucket, Key: key, Body: parts, ContentType: options.contentType ?? 'application/octet-stream' },

@@ -63,29 +63,10 @@ export function releasePart(body: unknown): void {
 
 export interface PartCutterOptions {
   /**
-   * The writer does not use a chunk again once it is written: its memory is freed as soon as
-   * it has been copied into a part (see `freeChunk`).
+   * Called with each written chunk once it has been copied into a part, for a writer that does
+   * not use the chunk again (the packer frees its memory with @ap/fetch's `freeChunk`).
    */
-  freeWrittenChunks?: boolean;
-}
-
-/**
- * Frees a chunk's memory now instead of at the next full GC, when the chunk is the whole of
- * its ArrayBuffer (never a slice of a shared one, such as Node's small-buffer pool): moving the
- * memory to a clone that is dropped at once detaches the chunk (it reads as empty afterwards),
- * and the clone, a young object, gives the memory back at the next scavenge. Why: a body read
- * ahead waits in its stream's buffer long enough for its chunks to be promoted to V8's old
- * generation, and once written they stay allocated until a full GC, which V8 starts only when
- * about 64 MiB of such memory has built up (docs/decisions.md "Fetching ahead").
- */
-export function freeChunk(chunk: Buffer): void {
-  const memory = chunk.buffer;
-  if (chunk.byteOffset !== 0 || chunk.byteLength !== memory.byteLength || !(memory instanceof ArrayBuffer) || memory.byteLength === 0) return;
-  try {
-    structuredClone(memory, { transfer: [memory] });
-  } catch {
-    // Not transferable (an ArrayBuffer Node marked so): left to the GC as before.
-  }
+  freeWrittenChunk?: (chunk: Buffer) => void;
 }
 
 /**
@@ -175,7 +156,7 @@ export class PartCutter extends Duplex {
         this.push(full);
       }
     }
-    if (this.options.freeWrittenChunks) this.freeSoon(chunk);
+    if (this.options.freeWrittenChunk) this.freeSoon(chunk, this.options.freeWrittenChunk);
     callback();
   }
 
@@ -184,9 +165,9 @@ export class PartCutter extends Duplex {
    * within its source's 'data' event (a pipe in flowing mode), whose later listeners still
    * read it (the packer counts each body's bytes that way).
    */
-  private freeSoon(chunk: Buffer): void {
+  private freeSoon(chunk: Buffer, free: (chunk: Buffer) => void): void {
     this.toFree.push(chunk);
-    if (this.toFree.length === 1) process.nextTick(() => this.toFree.splice(0).forEach(freeChunk));
+    if (this.toFree.length === 1) process.nextTick(() => this.toFree.splice(0).forEach((written) => free(written)));
   }
 
   private giveBack(buffer: Buffer): void {

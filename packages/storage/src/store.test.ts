@@ -3,7 +3,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@ap/config';
-import { storageConfig } from '@ap/runtime';
+import { storageConfig } from '@ap/service-kit';
 import { createObjectStore, partBuffers, type UploadedPart } from './index';
 
 const MiB = 1024 * 1024;

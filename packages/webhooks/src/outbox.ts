@@ -3,7 +3,7 @@
 // only carries "send attempt N of delivery D now", and the reconciler re-adds what it lost.
 import { randomUUID } from 'node:crypto';
 import type { WebhookEvent } from '@ap/contract';
-import type { Db, Prisma } from '@ap/db';
+import { failedFiles, jobBins, type Db, type Prisma } from '@ap/db';
 import { eventBody, type DownloadReport } from './body';
 
 /** A transaction or the client itself (download.completed is written outside any status change). */
@@ -33,11 +33,11 @@ export async function recordJobEvent(
   const hooks = await db.webhook.findMany({ where: { userId: job.userId, deletedAt: null }, select: { id: true, events: true } });
   const targets = hooks.filter((h) => eventsOf(h.events).includes(input.event));
   if (targets.length === 0) return [];
-  const zips = await db.zip.findMany({ where: { jobId: job.id }, select: { id: true, sequence: true, status: true, filename: true, fileCount: true, size: true, error: true } });
-  const failedFiles = await db.jobFile.findMany({ where: { jobId: job.id, error: { not: null } }, orderBy: { position: 'asc' }, select: { url: true, error: true, zipId: true } });
+  const zips = await jobBins(db, job.id);
+  const failed = await failedFiles(db, job.id);
   const rows = targets.map((hook) => {
     const id = randomUUID();
-    const payload = eventBody({ deliveryId: id, event: input.event, job, zips, failedFiles, now, ...(input.download ? { download: input.download } : {}) });
+    const payload = eventBody({ deliveryId: id, event: input.event, job, zips, failedFiles: failed, now, ...(input.download ? { download: input.download } : {}) });
     return { id, webhookId: hook.id, event: input.event, jobId: job.id, payload, nextAttemptAt: now, createdAt: now };
   });
   await db.webhookDelivery.createMany({ data: rows });

@@ -3,7 +3,7 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import { SharedBudget } from '@ap/fetch';
 import { redactUrl } from '@ap/log';
-import { runReadinessChecks, type ServiceContext } from '@ap/runtime';
+import { runReadinessChecks, type ServiceContext } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
 import { announceDeliveries, type WorkQueues } from '@ap/jobs';

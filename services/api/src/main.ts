@@ -1,5 +1,5 @@
 import { loadConfig } from '@ap/config';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
+import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createWorkQueues } from '@ap/jobs';
 import { createApp } from './app';
 import { answerClientErrors } from './http/client-errors';

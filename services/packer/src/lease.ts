@@ -6,8 +6,7 @@
 // workers' clocks do not matter.
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
-import type { Db } from '@ap/db';
-import { binLeaseRemainingMs, releaseBinLease, renewBinLease, takeBinLease } from '@ap/jobs';
+import { type Db, binLeaseRemainingMs, releaseBinLease, renewBinLease, takeBinLease } from '@ap/db';
 
 /** Another packer holds the bin's lease: this delivery should come back after `retryInMs`. */
 export class BinBusy extends Error {

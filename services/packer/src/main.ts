@@ -1,7 +1,7 @@
 import { loadConfig } from '@ap/config';
 import { createWorkQueues } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
+import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createPackerProcessor } from './processor';
 
 /** decisions.md "Operations": a packer hands its bin back within 10 s of SIGTERM. */

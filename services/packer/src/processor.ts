@@ -3,9 +3,11 @@ import { UnrecoverableError, WaitingError } from 'bullmq';
 import type { Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { binFilesWithAccess, binWithJob, markBinCompleted, markBinFailed, objectKeyFor, recordEntries, recordFileErrors, resetBinFilesForRepack, settleJob, type WorkQueues } from '@ap/jobs';
+import { freeChunk } from '@ap/fetch';
+import { binFilesWithAccess, objectKeyFor, settleJob, type WorkQueues } from '@ap/jobs';
+import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
 import type { PackPayload } from '@ap/queue';
-import { metrics, type ServiceContext } from '@ap/runtime';
+import { metrics, type ServiceContext } from '@ap/service-kit';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
 import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
@@ -185,7 +187,7 @@ async function packFromStart(
     multipart: recorder,
     // Nothing uses the archive's chunks once they are in a part: the bodies fetched ahead
     // leave the packer's memory as they are uploaded, not at V8's next full GC.
-    freeReadChunks: true,
+    freeReadChunk: freeChunk,
   });
   // An upload that fails stops the fetches at once (instead of waiting on a stalled pipe).
   uploaded.catch((err: unknown) => abort.abort(err));

@@ -1,7 +1,7 @@
 import { loadConfig } from '@ap/config';
 import { createWorkQueues, startMaintenance } from '@ap/jobs';
 import { createWorker } from '@ap/queue';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/runtime';
+import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';

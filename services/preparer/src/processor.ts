@@ -1,8 +1,9 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, createBins, endJob, entryNameOf, enqueue, fileAccessOf, filesToProbe, mapLimit, newZipId, recordProbedFiles, type DbTx, type ProbedFileRecord, type WorkQueues } from '@ap/jobs';
+import { announceDeliveries, endJob, entryNameOf, enqueue, fileAccessOf, mapLimit, newZipId, type WorkQueues } from '@ap/jobs';
+import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload } from '@ap/queue';
-import type { ServiceContext } from '@ap/runtime';
+import type { ServiceContext } from '@ap/service-kit';
 import { packBins, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */

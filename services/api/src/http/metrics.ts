@@ -2,7 +2,7 @@
 // Express route pattern ("/jobs/:id"), never the raw path: ids and download tokens would make
 // a series per request (and a token is a secret). Requests no route matched share one label.
 import type { NextFunction, Request, Response } from 'express';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 
 export const UNMATCHED_ROUTE = 'unmatched';
 

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope } from '@ap/contract';
-import type { Db } from '@ap/db';
+import { binForDownload, type Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { verifyDownloadToken } from '@ap/tokens';
@@ -96,10 +96,7 @@ export function downloadRouter(deps: DownloadDeps): Router {
     if (!verdict.ok) {
       throw new ApiError(verdict.code, verdict.code === 'EXPIRED_TOKEN' ? 'download link has expired' : 'download link is not valid');
     }
-    const zip = await deps.db.zip.findUnique({
-      where: { id: verdict.zipId },
-      include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true } } },
-    });
+    const zip = await binForDownload(deps.db, verdict.zipId);
     if (!zip) throw new ApiError('INVALID_TOKEN', 'download link is not valid');
     if (zip.job.expiresAt <= new Date() || zip.job.purgedAt) throw new ApiError('EXPIRED_TOKEN', 'download link has expired');
     if (zip.job.status !== 'completed' || zip.status !== 'completed') throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');

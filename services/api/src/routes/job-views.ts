@@ -1,7 +1,6 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
 import { jobOutcome, renderZipFilenames, type JobListItemView, type JobView } from '@ap/contract';
-import type { Prisma } from '@ap/db';
-import type { JobFileView } from '@ap/jobs';
+import type { Prisma, JobFileView } from '@ap/db';
 import { iso } from '../http/serialize';
 
 export const jobListSelect = {
@@ -25,7 +24,7 @@ export const jobFullInclude = {
 } satisfies Prisma.JobInclude;
 
 type ListRow = Prisma.JobGetPayload<{ select: typeof jobListSelect }>;
-// A job's files are read on their own (@ap/jobs jobFileViews) rather than as a nested include:
+// A job's files are read on their own (@ap/db jobFileViews) rather than as a nested include:
 // Prisma's include costs about twice the CPU for the same rows, and a job may hold tens of
 // thousands of files that a client polling the job reads on every poll.
 type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }> & { files: JobFileView[] };

@@ -11,10 +11,10 @@ import {
   type JobIdResponse,
   type ListJobsResponse,
 } from '@ap/contract';
-import type { Db, Prisma } from '@ap/db';
-import { createJob, jobFileViews, retryJob, type WorkQueues } from '@ap/jobs';
+import { type Db, type Prisma, jobFileViews } from '@ap/db';
+import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
 import type { Logger } from '@ap/log';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
 import type { SecretBox } from '@ap/secrets';
 import { authOf } from '../http/auth';

@@ -2,9 +2,10 @@
 // job resolved to the user's sources. The secret access key is sealed at once and never returned.
 import { Router } from 'express';
 import { ApiError, MAX_SOURCES_PER_USER, sourceCreateSchema, type SourceView } from '@ap/contract';
-import type { Db } from '@ap/db';
+import { randomUUID } from 'node:crypto';
+import { createSource, deleteSource, listSources, resolveSourceRefs, type Db, type SourceRow } from '@ap/db';
 import { checkDestination } from '@ap/fetch';
-import { createSource, deleteSource, listSources, resolveSourceRefs, type SourceRow } from '@ap/jobs';
+import { sourceSecretPlace } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import { authOf } from '../http/auth';
 import { iso } from '../http/serialize';
@@ -54,7 +55,22 @@ export function sourcesRouter(deps: SourcesDeps): Router {
       const verdict = await checkDestination(new URL(body.endpoint), { allowPrivate: deps.allowPrivate });
       if (!verdict.ok) throw new ApiError('INVALID_REQUEST', `endpoint: ${verdict.error}`);
     }
-    const created = await createSource(db, deps.secrets, user.id, body);
+    const id = randomUUID();
+    const created = await createSource(
+      db,
+      user.id,
+      {
+        id,
+        name: body.name,
+        type: body.type,
+        region: body.region,
+        endpoint: body.endpoint ?? null,
+        forcePathStyle: body.force_path_style,
+        accessKeyId: body.access_key_id,
+        sealedSecretAccessKey: deps.secrets.seal(body.secret_access_key, sourceSecretPlace(id)),
+      },
+      MAX_SOURCES_PER_USER,
+    );
     if (!created.ok && created.reason === 'limit') throw new ApiError('PLAN_LIMIT_EXCEEDED', `at most ${MAX_SOURCES_PER_USER} sources per user; delete one first`);
     if (!created.ok) throw new ApiError('INVALID_REQUEST', `name: you already have a source named ${JSON.stringify(body.name)}`);
     res.status(201).json({ success: true, source: sourceView(created.source) });

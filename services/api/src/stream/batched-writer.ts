@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { freeChunk } from '@ap/storage';
+import { freeChunk } from '@ap/fetch';
 
 /** Bytes a download's chunks are gathered into before the socket takes them (one writev). */
 const WRITE_BATCH_BYTES = 256 * 1024;

@@ -4,12 +4,12 @@
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope } from '@ap/contract';
-import type { Db } from '@ap/db';
+import { binForStream, type BinFileRow, type Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { binFilesWithAccess, layoutOfFiles, type BinFileRow } from '@ap/jobs';
+import { binFilesWithAccess, layoutOfFiles } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
-import { metrics } from '@ap/runtime';
+import { metrics } from '@ap/service-kit';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipFile, sliceRange, streamEtag } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
@@ -29,17 +29,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
   const crcStore = new CrcStore(deps.db, deps.log);
 
   return async function serveStream(req: Request, res: Response, zipId: string): Promise<void> {
-    const zip = await deps.db.zip.findUniqueOrThrow({
-      where: { id: zipId },
-      select: {
-        id: true,
-        filename: true,
-        size: true,
-        completedAt: true,
-        jobId: true,
-        job: { select: { createdAt: true, user: { select: { id: true, plan: true, overageEnabled: true } } } },
-      },
-    });
+    const zip = await binForStream(deps.db, zipId);
     const user = zip.job.user;
     if (!user.overageEnabled && (await streamQuotaExceeded(deps.db, user))) {
       throw new ApiError('QUOTA_EXCEEDED', 'the monthly stream quota of your plan is used up and overage is disabled');

@@ -1,36 +1,36 @@
-// The job_files owner's operations against the run's Postgres: what each writes, and the rules
-// they carry (CRCs stored signed and read back unsigned, checkpoints only moving forward, a
-// bin's files in archive order without failed URLs).
+// The job_files, zips and zip_parts owners' operations against the run's Postgres: what each
+// writes, and the rules they carry (CRCs stored signed and read back unsigned, checkpoints only
+// moving forward, a bin's files in archive order without failed URLs, a lease held by one).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createDb, type Db } from '@ap/db';
-import { planZip } from '@ap/zip';
 import {
   binFiles,
   binLeaseRemainingMs,
   binUploadParts,
   binWithJob,
   createBins,
+  createSingleBin,
+  failedFiles,
   forgetBinUpload,
+  insertJobFiles,
+  jobBins,
+  jobFileViews,
   markBinCompleted,
   markBinFailed,
   markBinUploadNotResumable,
   recordBinPart,
   recordBinUpload,
-  releaseBinLease,
-  renewBinLease,
-  takeBinLease,
-  entryNameOf,
-  insertJobFiles,
-  jobFileViews,
-  layoutOfFiles,
   recordCrcCheckpoint,
   recordCrcs,
   recordEntries,
   recordFileErrors,
   recordProbedFiles,
+  releaseBinLease,
+  renewBinLease,
   resetBinFilesForRepack,
-} from './files';
+  takeBinLease,
+} from './index';
+import { createDb, type Db } from './client';
 
 let db: Db;
 beforeAll(() => {
@@ -53,7 +53,7 @@ async function newJob(urls: string[]): Promise<{ jobId: string; zipId: string }>
   const jobId = randomUUID();
   const zipId = `z-${randomUUID()}`;
   await db.job.create({ data: { id: jobId, userId: user.id, status: 'completed', expiresIn: 3600, urlCount: urls.length, expiresAt: new Date(Date.now() + 3600_000) } });
-  await db.zip.create({ data: { id: zipId, jobId, sequence: 1, filename: 'a.zip' } });
+  await createSingleBin(db, { id: zipId, jobId, filename: 'a.zip', fileCount: urls.length });
   await insertJobFiles(
     db,
     jobId,
@@ -67,9 +67,9 @@ describe('job_files operations', () => {
   it('create, probe, errors and the bin view: in order, failed URLs left out of the bin', async () => {
     const { jobId, zipId } = await newJob(['http://o/a', 'http://o/b', 'http://o/c']);
     expect(await jobFileViews(db, jobId)).toEqual([
-      { url: 'http://o/a', filename: 'given.txt', error: null, zipId },
-      { url: 'http://o/b', filename: null, error: null, zipId },
-      { url: 'http://o/c', filename: null, error: null, zipId },
+      { url: 'http://o/a', filename: 'given.txt', error: null, zipId, headerNames: null },
+      { url: 'http://o/b', filename: null, error: null, zipId, headerNames: null },
+      { url: 'http://o/c', filename: null, error: null, zipId, headerNames: null },
     ]);
     await recordProbedFiles(db, jobId, [
       { position: 0, size: 10, etag: '"e"', lastModified: null, entryName: 'given.txt', error: null, zipId },
@@ -78,11 +78,13 @@ describe('job_files operations', () => {
     ]);
     await recordFileErrors(db, jobId, [{ position: 2, error: 'broke' }]);
     expect((await jobFileViews(db, jobId)).map((f) => f.error)).toEqual([null, 'gone', 'broke']);
-    const files = await binFiles(db, zipId);
-    expect(files).toEqual([
+    expect(await failedFiles(db, jobId)).toEqual([
+      { url: 'http://o/b', error: 'gone', zipId: null },
+      { url: 'http://o/c', error: 'broke', zipId },
+    ]);
+    expect(await binFiles(db, zipId)).toEqual([
       { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null },
     ]);
-    expect(layoutOfFiles(files, new Date(0))).toEqual(planZip([{ name: 'given.txt', size: 10 }], { mtime: new Date(0) }));
   });
 
   it('CRCs stored signed and read unsigned; checkpoints only forward, and dropped by a CRC or a repack', async () => {
@@ -109,12 +111,6 @@ describe('job_files operations', () => {
     await resetBinFilesForRepack(db, zipId, true);
     [a, b] = await binFiles(db, zipId);
     expect([a!.entryName, a!.size, b!.etag]).toEqual([null, null, null]);
-  });
-
-  it('names an entry from the given name, else the response', () => {
-    expect(entryNameOf({ position: 0, filename: 'x/y.txt' }, { contentDisposition: 'attachment; filename="h.bin"', finalUrl: 'http://o/u.dat' })).toBe('x/y.txt');
-    expect(entryNameOf({ position: 0, filename: null }, { contentDisposition: 'attachment; filename="h.bin"', finalUrl: 'http://o/u.dat' })).toBe('h.bin');
-    expect(entryNameOf({ position: 0, filename: null }, { finalUrl: 'http://o/u.dat' })).toBe('u.dat');
   });
 });
 
@@ -160,7 +156,7 @@ describe('zips operations', () => {
     const now = new Date();
     await createBins(db, jobId, 0, [{ id: `s-${randomUUID()}`, sequence: 2, filename: 'b.zip', fileCount: 2, plannedSize: 99 }], now);
     await createBins(db, jobId, 0, [{ id: `p-${randomUUID()}`, sequence: 3, filename: 'c.zip', fileCount: 1, plannedSize: null }], null);
-    const bins = await db.zip.findMany({ where: { jobId }, orderBy: { sequence: 'asc' } });
+    const bins = await jobBins(db, jobId);
     expect(bins.map((b) => [b.sequence, b.status, b.plannedSize, b.size])).toEqual([
       [1, 'pending', null, null],
       [2, 'completed', 99n, 99n],

@@ -1,15 +1,6 @@
-// The owner of a job's file rows (job_files) and of the bins they belong to (zips, with their
-// upload parts): row types and the named operations the services use on them, instead of each
-// service selecting its own shape and writing raw SQL.
-// Also where a bin's layout is computed from its rows, and an entry's name from what a
-// response or probe said about its file.
-import { deriveEntryName } from '@ap/contract';
-import type { Db, Zip } from '@ap/db';
-import type { UploadedPart } from '@ap/storage';
-import { planZip, type CrcCheckpoint, type ZipLayout } from '@ap/zip';
-
-/** Db, or the client of a transaction on it. */
-export type DbTx = Db | Parameters<Parameters<Db['$transaction']>[0]>[0];
+// The owner of a job's file rows (job_files): the row type and the named operations the
+// services use on them, instead of each selecting its own shape and writing raw SQL.
+import type { DbTx } from './client';
 
 /** A job's file as job_files holds it. */
 export interface JobFileRow {
@@ -116,6 +107,11 @@ export function jobFileViews(db: DbTx, jobId: string): Promise<JobFileView[]> {
   return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true, headerNames: true } });
 }
 
+/** A job's failed files (URL, why, bin), in input order: what its events list under `errors`. */
+export function failedFiles(db: DbTx, jobId: string): Promise<Pick<JobFileRow, 'url' | 'error' | 'zipId'>[]> {
+  return db.jobFile.findMany({ where: { jobId, error: { not: null } }, orderBy: { position: 'asc' }, select: { url: true, error: true, zipId: true } });
+}
+
 /** URLs that failed, with why: listed under their URLs in the job's view. */
 export async function recordFileErrors(tx: DbTx, jobId: string, failures: readonly { position: number; error: string }[]): Promise<void> {
   for (const f of failures) {
@@ -172,7 +168,7 @@ export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; posit
 }
 
 /** A resume checkpoint of a body whose CRC is not known, only ever moved forward. */
-export async function recordCrcCheckpoint(db: DbTx, jobId: string, position: number, state: CrcCheckpoint): Promise<void> {
+export async function recordCrcCheckpoint(db: DbTx, jobId: string, position: number, state: { crc: number; length: number }): Promise<void> {
   // Only forward: a later, shorter disconnect must not undo a longer checkpoint.
   await db.$executeRaw`
     UPDATE job_files SET crc_prefix = ${state.crc | 0}, crc_prefix_length = ${BigInt(state.length)}
@@ -199,161 +195,3 @@ export async function assignJobFilesToBin(tx: DbTx, jobId: string, zipId: string
   await tx.jobFile.updateMany({ where: { jobId }, data: { zipId } });
 }
 
-/** The ZIP layout of a bin whose files all have their entry name and size. */
-export function layoutOfFiles(files: readonly Pick<JobFileRow, 'entryName' | 'size'>[], mtime: Date): ZipLayout {
-  return planZip(
-    files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
-    { mtime },
-  );
-}
-
-/**
- * A file's entry name (before de-duplication) from what its probe or response said: the name
- * the client gave, else the response's Content-Disposition, else the final URL, else by position.
- */
-export function entryNameOf(file: Pick<JobFileRow, 'position' | 'filename'>, seen: { contentDisposition?: string | null; finalUrl: string }): string {
-  return deriveEntryName({ givenFilename: file.filename, contentDisposition: seen.contentDisposition, finalUrl: seen.finalUrl, index: file.position + 1 });
-}
-
-// ---- The bins (zips rows) the files belong to, and their upload parts (zip_parts) ----
-
-/** A bin as `zips` holds it. */
-export type BinRow = Zip;
-
-/** A bin laid out while preparing. */
-export interface NewBin {
-  id: string;
-  sequence: number;
-  filename: string;
-  fileCount: number;
-  /** Its exact ZIP size; null when a file's size is unknown. */
-  plannedSize: number | null;
-}
-
-/**
- * The bins preparing laid out, under the job's attempt. A stream job's bins are complete at
- * once (built at download time), `completedAt` then being when the layout was made.
- */
-export async function createBins(tx: DbTx, jobId: string, attempt: number, bins: readonly NewBin[], streamCompletedAt: Date | null): Promise<void> {
-  await tx.zip.createMany({
-    data: bins.map((b) => ({
-      id: b.id,
-      jobId,
-      sequence: b.sequence,
-      filename: b.filename,
-      fileCount: b.fileCount,
-      plannedSize: b.plannedSize === null ? null : BigInt(b.plannedSize),
-      attempt,
-      ...(streamCompletedAt ? { status: 'completed' as const, size: b.plannedSize === null ? null : BigInt(b.plannedSize), completedAt: streamCompletedAt } : {}),
-    })),
-  });
-}
-
-/** A bin with its job, as the packer reads it before packing. */
-export function binWithJob(db: DbTx, zipId: string) {
-  return db.zip.findUnique({ where: { id: zipId }, include: { job: true } });
-}
-
-/** A bin under this attempt, not yet ended, fails; false when it had already ended or moved on. */
-export async function markBinFailed(tx: DbTx, bin: { zipId: string; attempt: number }, error: string | null): Promise<boolean> {
-  const { count } = await tx.zip.updateMany({
-    where: { id: bin.zipId, attempt: bin.attempt, status: { in: ['pending', 'processing'] } },
-    data: { status: 'failed', error, leaseOwner: null, leaseExpiresAt: null },
-  });
-  return count > 0;
-}
-
-/**
- * A bin packed by the holder of its lease is complete, its upload records cleared; false when
- * the lease was no longer `leaseOwner`'s (its record is the new holder's to make).
- */
-export async function markBinCompleted(
-  tx: DbTx,
-  bin: { zipId: string; attempt: number; leaseOwner: string },
-  object: { size: number; etag: string; objectKey: string; fileCount: number; completedAt: Date },
-): Promise<boolean> {
-  const { count } = await tx.zip.updateMany({
-    where: { id: bin.zipId, attempt: bin.attempt, status: 'processing', leaseOwner: bin.leaseOwner },
-    data: {
-      status: 'completed',
-      size: BigInt(object.size),
-      etag: object.etag,
-      objectKey: object.objectKey,
-      fileCount: object.fileCount,
-      completedAt: object.completedAt,
-      uploadId: null,
-      uploadLayout: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-    },
-  });
-  if (count > 0) await tx.zipPart.deleteMany({ where: { zipId: bin.zipId } });
-  return count > 0;
-}
-
-/**
- * Takes a bin's lease (pending, or processing under a lease that ran out) and marks it
- * processing; times are the database's. False when it is not to be packed under this attempt
- * or another holder's lease runs.
- */
-export async function takeBinLease(db: DbTx, bin: { zipId: string; attempt: number }, owner: string, leaseMs: number): Promise<boolean> {
-  const taken = await db.$executeRaw`
-    UPDATE zips SET status = 'processing', error = NULL, lease_owner = ${owner},
-           lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
-     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status IN ('pending', 'processing')
-       AND (lease_owner IS NULL OR lease_expires_at < now())`;
-  return taken > 0;
-}
-
-/** How long another holder's lease on the bin still runs; null when no one holds it under this attempt. */
-export async function binLeaseRemainingMs(db: DbTx, bin: { zipId: string; attempt: number }): Promise<number | null> {
-  const [held] = await db.$queryRaw<{ remaining_ms: number }[]>`
-    SELECT GREATEST(0, EXTRACT(EPOCH FROM lease_expires_at - now()) * 1000)::float8 AS remaining_ms
-      FROM zips
-     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status = 'processing' AND lease_owner IS NOT NULL`;
-  return held ? held.remaining_ms : null;
-}
-
-/** Extends `owner`'s lease on the bin; false when the bin is no longer theirs. */
-export async function renewBinLease(db: DbTx, bin: { zipId: string; attempt: number }, owner: string, leaseMs: number): Promise<boolean> {
-  const renewed = await db.$executeRaw`
-    UPDATE zips SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
-     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status = 'processing' AND lease_owner = ${owner}`;
-  return renewed > 0;
-}
-
-/** Gives up `owner`'s lease on the bin, so the next delivery can take it at once. */
-export async function releaseBinLease(db: DbTx, zipId: string, owner: string): Promise<void> {
-  await db.zip.updateMany({ where: { id: zipId, leaseOwner: owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
-}
-
-/** The multipart upload a bin is written to, and what its bytes follow (null: not resumable). */
-export async function recordBinUpload(db: DbTx, zipId: string, uploadId: string, uploadLayout: string | null): Promise<void> {
-  await db.zip.update({ where: { id: zipId }, data: { uploadId, uploadLayout } });
-}
-
-/** The bin's upload goes on, but can no longer be resumed (its records stopped being complete). */
-export async function markBinUploadNotResumable(db: DbTx, zipId: string): Promise<void> {
-  await db.zip.update({ where: { id: zipId }, data: { uploadLayout: null } });
-}
-
-/** Forgets the bin's upload and its recorded parts. */
-export async function forgetBinUpload(db: DbTx, zipId: string): Promise<void> {
-  await db.zipPart.deleteMany({ where: { zipId } });
-  await db.zip.update({ where: { id: zipId }, data: { uploadId: null, uploadLayout: null } });
-}
-
-/** A stored part of the bin's upload (number, ETag, size and where it starts). */
-export function recordBinPart(db: DbTx, zipId: string, uploadId: string, part: UploadedPart, partSize: number) {
-  const row = { etag: part.etag, size: BigInt(part.size), offset: BigInt((part.partNumber - 1) * partSize) };
-  return db.zipPart.upsert({
-    where: { zipId_uploadId_partNumber: { zipId, uploadId, partNumber: part.partNumber } },
-    create: { zipId, uploadId, partNumber: part.partNumber, ...row },
-    update: row,
-  });
-}
-
-/** The recorded parts of the bin's upload, by part number. */
-export function binUploadParts(db: DbTx, zipId: string, uploadId: string) {
-  return db.zipPart.findMany({ where: { zipId, uploadId }, orderBy: { partNumber: 'asc' } });
-}

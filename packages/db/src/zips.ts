@@ -1,0 +1,218 @@
+// The owner of the bins (zips): a bin is one ZIP of a job, with its status, its stored object,
+// the multipart upload it is written to and the packer's lease on it. The row type and the
+// named operations the services use on them, instead of each writing its own queries.
+import type { DbTx } from './client';
+import type { Zip } from './generated/client';
+import { deleteBinParts } from './zip-parts';
+
+/** A bin as `zips` holds it. */
+export type BinRow = Zip;
+
+/** A bin laid out while preparing. */
+export interface NewBin {
+  id: string;
+  sequence: number;
+  filename: string;
+  fileCount: number;
+  /** Its exact ZIP size; null when a file's size is unknown. */
+  plannedSize: number | null;
+}
+
+/**
+ * The bins preparing laid out, under the job's attempt. A stream job's bins are complete at
+ * once (built at download time), `completedAt` then being when the layout was made.
+ */
+export async function createBins(tx: DbTx, jobId: string, attempt: number, bins: readonly NewBin[], streamCompletedAt: Date | null): Promise<void> {
+  await tx.zip.createMany({
+    data: bins.map((b) => ({
+      id: b.id,
+      jobId,
+      sequence: b.sequence,
+      filename: b.filename,
+      fileCount: b.fileCount,
+      plannedSize: b.plannedSize === null ? null : BigInt(b.plannedSize),
+      attempt,
+      ...(streamCompletedAt ? { status: 'completed' as const, size: b.plannedSize === null ? null : BigInt(b.plannedSize), completedAt: streamCompletedAt } : {}),
+    })),
+  });
+}
+
+/** A plain stored job's single bin, created with the job (and again by a retry from scratch). */
+export async function createSingleBin(tx: DbTx, bin: { id: string; jobId: string; filename: string; fileCount: number; attempt?: number }): Promise<void> {
+  await tx.zip.create({ data: { ...bin, sequence: 1 } });
+}
+
+/** Every bin of a job, in sequence order. */
+export function jobBins(db: DbTx, jobId: string): Promise<BinRow[]> {
+  return db.zip.findMany({ where: { jobId }, orderBy: { sequence: 'asc' } });
+}
+
+/** A bin with what a download link needs of its job. */
+export function binForDownload(db: DbTx, zipId: string) {
+  return db.zip.findUnique({
+    where: { id: zipId },
+    include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true } } },
+  });
+}
+
+/** A stream bin with what building it needs of its job and the job's owner (the stream quota). */
+export function binForStream(db: DbTx, zipId: string) {
+  return db.zip.findUniqueOrThrow({
+    where: { id: zipId },
+    select: {
+      id: true,
+      filename: true,
+      size: true,
+      completedAt: true,
+      jobId: true,
+      job: { select: { createdAt: true, user: { select: { id: true, plan: true, overageEnabled: true } } } },
+    },
+  });
+}
+
+/** A retry from the last checkpoint: these bins wait to be packed again, under `attempt`. */
+export async function rerunBins(tx: DbTx, zipIds: readonly string[], attempt: number): Promise<void> {
+  await tx.zip.updateMany({ where: { id: { in: [...zipIds] } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null } });
+}
+
+/** A retry from scratch: the job's bins go (their files are reset by the job_files owner). */
+export async function deleteJobBins(tx: DbTx, jobId: string): Promise<void> {
+  await tx.zip.deleteMany({ where: { jobId } });
+}
+
+/** Fails the job's bins still waiting or running, with `error` (fail_on_zip_error). */
+export async function cancelOpenBins(tx: DbTx, jobId: string, error: string): Promise<void> {
+  await tx.zip.updateMany({
+    where: { jobId, status: { in: ['pending', 'processing'] } },
+    data: { status: 'failed', error, leaseOwner: null, leaseExpiresAt: null },
+  });
+}
+
+/** A bin to put (back) on the pack queue. */
+export type BinToPack = Pick<BinRow, 'id' | 'jobId' | 'attempt'>;
+
+/**
+ * Unfinished bins of running stored jobs that have not moved since `stale`, or whose job was
+ * never enqueued and was created before `unenqueued`: the reconciler's lost work.
+ */
+export function staleOpenBins(db: DbTx, at: { stale: Date; unenqueued: Date }, jobIds?: readonly string[], take = 5000): Promise<BinToPack[]> {
+  return db.zip.findMany({
+    where: {
+      ...(jobIds ? { jobId: { in: [...jobIds] } } : {}),
+      status: { in: ['pending', 'processing'] },
+      job: { status: { in: ['pending', 'processing'] }, mode: 'stored' },
+      OR: [{ updatedAt: { lt: at.stale } }, { job: { enqueuedAt: null, createdAt: { lt: at.unenqueued } } }],
+    },
+    select: { id: true, jobId: true, attempt: true },
+    take,
+  });
+}
+
+/** Unfinished bins of running stored jobs that were enqueued, oldest first: to check against the queue. */
+export function openBinsOfEnqueuedJobs(db: DbTx, take: number, jobIds?: readonly string[]): Promise<BinToPack[]> {
+  return db.zip.findMany({
+    where: {
+      ...(jobIds ? { jobId: { in: [...jobIds] } } : {}),
+      status: { in: ['pending', 'processing'] },
+      job: { status: { in: ['pending', 'processing'] }, mode: 'stored', enqueuedAt: { not: null } },
+    },
+    select: { id: true, jobId: true, attempt: true },
+    orderBy: { createdAt: 'asc' },
+    take,
+  });
+}
+
+/** A bin with its job, as the packer reads it before packing. */
+export function binWithJob(db: DbTx, zipId: string) {
+  return db.zip.findUnique({ where: { id: zipId }, include: { job: true } });
+}
+
+/** A bin under this attempt, not yet ended, fails; false when it had already ended or moved on. */
+export async function markBinFailed(tx: DbTx, bin: { zipId: string; attempt: number }, error: string | null): Promise<boolean> {
+  const { count } = await tx.zip.updateMany({
+    where: { id: bin.zipId, attempt: bin.attempt, status: { in: ['pending', 'processing'] } },
+    data: { status: 'failed', error, leaseOwner: null, leaseExpiresAt: null },
+  });
+  return count > 0;
+}
+
+/**
+ * A bin packed by the holder of its lease is complete, its upload records cleared; false when
+ * the lease was no longer `leaseOwner`'s (its record is the new holder's to make).
+ */
+export async function markBinCompleted(
+  tx: DbTx,
+  bin: { zipId: string; attempt: number; leaseOwner: string },
+  object: { size: number; etag: string; objectKey: string; fileCount: number; completedAt: Date },
+): Promise<boolean> {
+  const { count } = await tx.zip.updateMany({
+    where: { id: bin.zipId, attempt: bin.attempt, status: 'processing', leaseOwner: bin.leaseOwner },
+    data: {
+      status: 'completed',
+      size: BigInt(object.size),
+      etag: object.etag,
+      objectKey: object.objectKey,
+      fileCount: object.fileCount,
+      completedAt: object.completedAt,
+      uploadId: null,
+      uploadLayout: null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    },
+  });
+  if (count > 0) await deleteBinParts(tx, bin.zipId);
+  return count > 0;
+}
+
+/**
+ * Takes a bin's lease (pending, or processing under a lease that ran out) and marks it
+ * processing; times are the database's. False when it is not to be packed under this attempt
+ * or another holder's lease runs.
+ */
+export async function takeBinLease(db: DbTx, bin: { zipId: string; attempt: number }, owner: string, leaseMs: number): Promise<boolean> {
+  const taken = await db.$executeRaw`
+    UPDATE zips SET status = 'processing', error = NULL, lease_owner = ${owner},
+           lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status IN ('pending', 'processing')
+       AND (lease_owner IS NULL OR lease_expires_at < now())`;
+  return taken > 0;
+}
+
+/** How long another holder's lease on the bin still runs; null when no one holds it under this attempt. */
+export async function binLeaseRemainingMs(db: DbTx, bin: { zipId: string; attempt: number }): Promise<number | null> {
+  const [held] = await db.$queryRaw<{ remaining_ms: number }[]>`
+    SELECT GREATEST(0, EXTRACT(EPOCH FROM lease_expires_at - now()) * 1000)::float8 AS remaining_ms
+      FROM zips
+     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status = 'processing' AND lease_owner IS NOT NULL`;
+  return held ? held.remaining_ms : null;
+}
+
+/** Extends `owner`'s lease on the bin; false when the bin is no longer theirs. */
+export async function renewBinLease(db: DbTx, bin: { zipId: string; attempt: number }, owner: string, leaseMs: number): Promise<boolean> {
+  const renewed = await db.$executeRaw`
+    UPDATE zips SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
+     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status = 'processing' AND lease_owner = ${owner}`;
+  return renewed > 0;
+}
+
+/** Gives up `owner`'s lease on the bin, so the next delivery can take it at once. */
+export async function releaseBinLease(db: DbTx, zipId: string, owner: string): Promise<void> {
+  await db.zip.updateMany({ where: { id: zipId, leaseOwner: owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+}
+
+/** The multipart upload a bin is written to, and what its bytes follow (null: not resumable). */
+export async function recordBinUpload(db: DbTx, zipId: string, uploadId: string, uploadLayout: string | null): Promise<void> {
+  await db.zip.update({ where: { id: zipId }, data: { uploadId, uploadLayout } });
+}
+
+/** The bin's upload goes on, but can no longer be resumed (its records stopped being complete). */
+export async function markBinUploadNotResumable(db: DbTx, zipId: string): Promise<void> {
+  await db.zip.update({ where: { id: zipId }, data: { uploadLayout: null } });
+}
+
+/** Forgets the bin's upload and its recorded parts. */
+export async function forgetBinUpload(db: DbTx, zipId: string): Promise<void> {
+  await deleteBinParts(db, zipId);
+  await db.zip.update({ where: { id: zipId }, data: { uploadId: null, uploadLayout: null } });
+}
+
