@@ -1,6 +1,7 @@
 // decisions.md "Private sources": per-file request headers, s3:// file entries and the sources
 // that hold their credentials. Messages name fields and header names, never a header's value.
 import { z } from 'zod';
+import { stringRecordSchema } from './string-record';
 
 export const FILE_HEADERS_MAX = 10;
 export const HEADER_VALUE_MAX_CHARS = 4096;
@@ -24,17 +25,7 @@ export function headerNameProblem(name: string): string | null {
 const shortName = (name: string) => JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name);
 
 /** `files[].headers`: at most 10 names to string values (validated by hand: no key dropped silently). */
-export const fileHeadersSchema = z.unknown().transform((value, ctx): Record<string, string> => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: 'must be an object of header names to string values' });
-    return z.NEVER;
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  let bad = false;
-  const problem = (message: string, path: PropertyKey[] = []) => {
-    ctx.addIssue({ code: 'custom', message, path });
-    bad = true;
-  };
+export const fileHeadersSchema = stringRecordSchema('must be an object of header names to string values', (entries, problem) => {
   if (entries.length > FILE_HEADERS_MAX) problem(`must have at most ${FILE_HEADERS_MAX} headers (got ${entries.length})`);
   const seen = new Set<string>();
   for (const [name, v] of entries) {
@@ -47,8 +38,6 @@ export const fileHeadersSchema = z.unknown().transform((value, ctx): Record<stri
     else if (/[\r\n\0]/.test(v)) problem('must not contain CR, LF or NUL characters', [name]);
     else if (/[^\t\x20-\x7e\x80-\xff]/.test(v)) problem('must contain only visible ASCII or Latin-1 characters, spaces and tabs', [name]);
   }
-  if (bad) return z.NEVER;
-  return Object.fromEntries(entries) as Record<string, string>;
 });
 
 /** An s3:// URL is read with a source's credentials, an http(s) URL never (a file entry's refinement). */
@@ -84,12 +73,6 @@ export function s3UrlProblem(value: string): string | null {
   if (new TextEncoder().encode(location.key).length > 1024) return 'key must be at most 1024 bytes';
   if (/[\0-\x1f\x7f]/.test(location.key)) return 'key must not contain control characters';
   return null;
-}
-
-/** The entry name an s3:// file gets by default: the key's last segment. */
-export function s3DefaultName(location: S3Location): string {
-  const segments = location.key.split('/').filter((s) => s !== '');
-  return segments[segments.length - 1] ?? location.bucket;
 }
 
 // ---------------------------------------------------------------------------------------------

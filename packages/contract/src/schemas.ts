@@ -50,6 +50,7 @@ import {
 } from './plans';
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
 import { checkFileEntryAccess, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
+import { stringRecordSchema } from './string-record';
 
 export const SPLIT_STRATEGIES = ['preserve-order', 'ffd'] as const;
 export type SplitStrategy = (typeof SPLIT_STRATEGIES)[number];
@@ -159,17 +160,7 @@ const zipFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) =
 const shortKey = (key: string) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
 
 /** `metadata`: at most 10 string pairs (validated by hand so that no key is dropped silently). */
-const metadataSchema = z.unknown().transform((value, ctx): Record<string, string> => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null)) {
-    ctx.addIssue({ code: 'custom', message: 'must be an object of string values' });
-    return z.NEVER;
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  let bad = false;
-  const problem = (message: string, path: PropertyKey[] = []) => {
-    ctx.addIssue({ code: 'custom', message, path });
-    bad = true;
-  };
+const metadataSchema = stringRecordSchema('must be an object of string values', (entries, problem) => {
   if (entries.length > METADATA_MAX_PAIRS) problem(`must have at most ${METADATA_MAX_PAIRS} key/value pairs (got ${entries.length})`);
   for (const [key, v] of entries) {
     const keyChars = codePointLength(key);
@@ -179,8 +170,6 @@ const metadataSchema = z.unknown().transform((value, ctx): Record<string, string
     else if (codePointLength(v) > METADATA_VALUE_MAX_CHARS) problem(`must be at most ${METADATA_VALUE_MAX_CHARS} characters (got ${codePointLength(v)})`, [key]);
     else if (!storable(v)) problem('must not contain NUL characters or unpaired surrogates', [key]);
   }
-  if (bad) return z.NEVER;
-  return Object.fromEntries(entries) as Record<string, string>;
 });
 
 export const jobCreateSchema = z

@@ -18,17 +18,10 @@ export interface SourceRow {
 /** A source with its sealed secret: for the fetch path only. */
 export type SourceWithSecret = SourceRow & { secretAccessKey: string };
 
-export interface NewSource {
-  id: string;
-  name: string;
-  type: string;
-  region: string;
-  endpoint: string | null;
-  forcePathStyle: boolean;
-  accessKeyId: string;
+export type NewSource = Omit<SourceRow, 'createdAt'> & {
   /** Sealed for `sources.secret_access_key:<id>`. */
   sealedSecretAccessKey: string;
-}
+};
 
 const select = { id: true, name: true, type: true, region: true, endpoint: true, forcePathStyle: true, accessKeyId: true, createdAt: true } as const;
 

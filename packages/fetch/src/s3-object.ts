@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, S3ServiceException, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import { parseS3Url, type S3Location } from '@ap/contract';
 import type { S3Credentials } from './access';
 import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
@@ -32,16 +33,13 @@ export interface S3Reader {
   close(): void;
 }
 
-interface Location {
-  bucket: string;
-  key: string;
-}
+type Location = S3Location;
 
 /** `s3://<bucket>/<key>`: the key is everything after `<bucket>/`, taken literally. */
 function locate(url: string): Location {
-  const m = /^s3:\/\/([^/]+)\/(.+)$/s.exec(url);
-  if (!m) throw new FetchError('invalid-url', 'invalid s3:// URL (it needs a bucket and a key)', { retryable: false, url });
-  return { bucket: m[1]!, key: m[2]! };
+  const location = parseS3Url(url);
+  if (!location) throw new FetchError('invalid-url', 'invalid s3:// URL (it needs a bucket and a key)', { retryable: false, url });
+  return location;
 }
 
 /** The URL an entry name is derived from: the key's segments escaped, so its last one comes back literally. */
