@@ -21,8 +21,3 @@ export type FileAccess =
   | { s3: S3Credentials }
   /** The file cannot be read any more (its source was deleted): every read fails with this. */
   | { unavailable: string };
-
-/** The request headers of an access, if it has any. */
-export function accessHeaders(access: FileAccess | undefined): Readonly<Record<string, string>> | undefined {
-  return access && 'headers' in access ? access.headers : undefined;
-}

@@ -1,5 +1,5 @@
 /**
- * Fetching ahead (decisions.md "Fetching many files", issue 14 item 3): an archive's bodies are
+ * Fetching ahead (decisions.md "Fetching many files"): an archive's bodies are
  * consumed one after another, in archive order, but requested ahead of their turn, with at
  * most `concurrency` connections busy and at most `budgetBytes` of bodies buffered at once.
  *
@@ -13,19 +13,11 @@
  * from a distant origin costs about (files / concurrency) round trips instead of one per file,
  * and the bytes handed out are exactly the bodies, in order.
  *
- * Ranged mode: when the consumer has waited on the body it reads (its bytes arrive slower than
- * it reads them), more connections may bring them faster (a distant or capped origin), or not (a
- * busy machine, a saturated link). A probe tells which: the consumer's pace is measured for a
- * moment, then again with two more connections (two segments of the body, or two bodies ahead
- * filling their reservations); only if it reads half as fast again with them is ranged mode kept
- * on, else the next probe waits (5 s, doubling). Measured at the consumer, not at the sockets
- * (new connections filling their buffers always look fast), and after the wait that started it
- * (a pace measured over the very wait that was noticed would be the low of a passing dip). While it is on, connections go first to the current or next
- * body, if it is large and its origin serves ranges: its bytes not yet asked for are fetched as
+ * Ranged mode (ranged-mode.ts decides when): connections go first to the current or next body,
+ * if it is large and its origin serves ranges: its bytes not yet asked for are fetched as
  * slice-sized segments on connections of their own (BodyStream.addSegment), each reserved from
  * the budget until handed on; bodies opened further ahead fill their reservations, or let their
- * connection go (and the budget they have not filled) for it, to be continued by range when
- * read. A body read as fast as it arrives (its read-ahead fills) turns ranged mode off.
+ * connection go (and the budget they have not filled) for it, to be resumed by range when read.
  *
  * The scheduler does not fetch by itself: each item says how its body is opened (the fetcher's
  * openBody, with whatever validators, ranges and retries the caller uses), so the packer's
@@ -33,6 +25,11 @@
  */
 import type { Readable } from 'node:stream';
 import { BodyStream } from './body';
+import { BODY_OVERHEAD, consumedOf, LEAD_WHILE_FAST, leadOf, MAX_BODIES_AHEAD, remainingOf, reserveFor, wholeFits, type Slot } from './ahead-slot';
+import { RangedMode } from './ranged-mode';
+import type { SharedBudget } from './shared-budget';
+
+export { SharedBudget } from './shared-budget';
 
 export interface FetchAheadOptions {
   /** Requests in flight at once (connections busy) per archive. Default 8. */
@@ -54,109 +51,6 @@ export interface AheadItem<T> {
 
 export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1024 };
 
-/**
- * Memory the archives written at once in one process (the API's stream downloads) share for
- * their bodies fetched ahead: each keeps its own budget, and together they reserve at most
- * `bytes`, except that an archive's body next in line is always opened, with a short lead
- * (`LEAD_WHILE_FAST`) when the shared budget is spent. So many downloads at once cost memory up
- * to this plus that lead each, not a whole budget each.
- */
-export class SharedBudget {
-  private used = 0;
-  /** Archives that stopped for want of room, told once when some is given back. */
-  private readonly waiting = new Set<() => void>();
-
-  constructor(readonly bytes: number) {}
-
-  /** Bytes reserved now, by every archive together. */
-  get usedBytes(): number {
-    return this.used;
-  }
-
-  /** Bytes not reserved now (negative once archives' next bodies opened past it). */
-  room(): number {
-    return this.bytes - this.used;
-  }
-
-  fits(bytes: number): boolean {
-    return bytes <= this.room();
-  }
-
-  /** Reserves (positive) or gives back (negative); archives waiting for room are told of room. */
-  change(bytes: number): void {
-    this.used += bytes;
-    if (bytes >= 0 || this.waiting.size === 0) return;
-    const waiting = [...this.waiting];
-    this.waiting.clear();
-    for (const wake of waiting) wake();
-  }
-
-  /** `wake` runs once, the next time room is given back. */
-  wakeOnRoom(wake: () => void): void {
-    this.waiting.add(wake);
-  }
-
-  forget(wake: () => void): void {
-    this.waiting.delete(wake);
-  }
-}
-
-/** Largest chunk a socket hands over at once: a body reading ahead stops this short of its reservation. */
-const CHUNK_SLACK = 64 * 1024;
-/**
- * What a body opened ahead costs besides its bytes (request, response and stream objects), so
- * that 70,000 tiny bodies are not all opened at once; and a cap on bodies ahead whatever their size.
- */
-const BODY_OVERHEAD = 8 * 1024;
-const MAX_BODIES_AHEAD = 1024;
-/**
- * How far a body larger than its reservation reads ahead of its turn until the archive is
- * found bandwidth-bound: enough to have its first bytes in; from a fast origin, more would only
- * pass the bytes through memory once more, out of the CPU's caches (docs/decisions.md).
- */
-const LEAD_WHILE_FAST = 256 * 1024;
-/** Connections a probe adds. */
-const PROBE_WIDTH = 2;
-/** How much faster bytes must arrive during a probe than before it for ranged mode to stay on. */
-const PROBE_GAIN = 1.5;
-/**
- * The consumer's pace is measured until it has read a slice (half a second at most), then with
- * the probe's connections until it has read a slice per connection (a second at most).
- */
-const PROBE_MIN_MS = 100;
-const BASELINE_MAX_MS = 500;
-const PROBE_MAX_MS = 1000;
-const PROBE_TICK_MS = 50;
-/** After a probe that found no gain, the next one waits this long, doubling up to the max. */
-const PROBE_RETRY_MS = 5000;
-const PROBE_RETRY_MAX_MS = 60_000;
-
-interface Probe {
-  /** When this stage began (the measure before, or the probe), and the bytes read by then. */
-  since: number;
-  consumed: number;
-  /** Bytes per ms the consumer read before the probe's connections (0: being measured). */
-  before: number;
-  segments: number;
-  timer: NodeJS.Timeout;
-}
-
-interface Slot<T> {
-  reserved: number;
-  /** Reserved for the body's segments not yet handed on. */
-  segmentsReserved: number;
-  opening: Promise<T>;
-  body: Readable | null;
-  /** Connections held (opening, reading its body from the origin, its segments). */
-  connections: number;
-  /** Handed to the consumer. */
-  taken: boolean;
-  /** The reservation was given back. */
-  released: boolean;
-  /** A body larger than its reservation: reads only `LEAD_WHILE_FAST` ahead unless ranged mode is on (or probed with it). */
-  partial: boolean;
-  probeLead: boolean;
-}
 
 export class FetchAhead<T> {
   readonly concurrency: number;
@@ -172,11 +66,8 @@ export class FetchAhead<T> {
   private busy = 0;
   private reserved = 0;
   private closed = false;
-  /** The consumer waits on the network, and more connections bring bytes faster: large bodies are fetched as several ranges. */
-  private ranged: 'off' | 'measuring' | 'probing' | 'on' = 'off';
-  private probe: Probe | null = null;
-  private noProbeUntil = 0;
-  private probeRetryMs = PROBE_RETRY_MS;
+  /** Whether large bodies are fetched as several ranges (ranged-mode.ts). */
+  private readonly mode: RangedMode;
   /** Bytes read by the consumer of the bodies given back. */
   private releasedConsumed = 0;
   private pumpQueued = false;
@@ -194,6 +85,23 @@ export class FetchAhead<T> {
     this.budgetBytes = Math.max(1, options.budgetBytes ?? FETCH_AHEAD_DEFAULTS.budgetBytes);
     this.slice = Math.max(1, Math.floor(this.budgetBytes / this.concurrency));
     this.shared = options.shared ?? null;
+    this.mode = new RangedMode(this.slice, {
+      consumed: () => this.consumed(),
+      offerSegments: () => this.offerSegments(),
+      raiseProbeLeads: (n) => {
+        const ahead = [...this.partialAhead()].slice(0, n);
+        for (const slot of ahead) {
+          slot.probeLead = true;
+          slot.body.readAhead = this.leadOf(slot);
+        }
+        return ahead.length;
+      },
+      leadsChanged: (off) => {
+        if (off) for (const slot of this.held.values()) slot.probeLead = false;
+        this.setLeads();
+      },
+      pumpSoon: () => this.pumpSoon(),
+    });
     this.pump();
   }
 
@@ -230,7 +138,7 @@ export class FetchAhead<T> {
   close(): void {
     this.closed = true;
     this.shared?.forget(this.wake);
-    this.endProbe();
+    this.mode.close();
     for (const [index, slot] of this.slots) {
       if (slot.taken) continue;
       this.slots.delete(index);
@@ -239,14 +147,6 @@ export class FetchAhead<T> {
         () => undefined,
       );
     }
-  }
-
-  /**
-   * A body's reservation: its size up to a slice, or (`size` null: not known before its headers)
-   * a short lead, so that requests waiting for their first byte do not hold the budget from others.
-   */
-  private reserveFor(size: number | null): number {
-    return Math.max(Math.min(size ?? LEAD_WHILE_FAST, this.slice), Math.min(BODY_OVERHEAD, this.slice));
   }
 
   private pump(): void {
@@ -258,7 +158,7 @@ export class FetchAhead<T> {
         continue;
       }
       if (index - this.nextTake >= MAX_BODIES_AHEAD) break;
-      const want = this.reserveFor(this.items[index]!.size);
+      const want = reserveFor(this.items[index]!.size, this.slice);
       // The budgets hold, except that the body next in line may always be opened.
       if (index > this.nextTake && ((this.reserved > 0 && this.reserved + want > this.budgetBytes) || !this.sharedFits(want))) break;
       this.start(index, false);
@@ -299,7 +199,7 @@ export class FetchAhead<T> {
    * and budget allow; the first may take them from bodies further ahead.
    */
   private offerSegments(): void {
-    if ((this.ranged !== 'probing' && this.ranged !== 'on') || this.closed) return;
+    if (!this.mode.segmentsWanted || this.closed) return;
     let considered = 0;
     const full = () => this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes || !this.sharedFits(this.slice);
     for (const [index, slot] of this.held) {
@@ -315,10 +215,10 @@ export class FetchAhead<T> {
       while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * this.slice)) {
         if (full() && !(considered === 1 && this.reclaimFor(index))) return;
         if (full()) continue;
-        if (this.probe && this.probe.segments >= PROBE_WIDTH) return;
+        if (!this.mode.maySegment()) return;
         const bytes = body.addSegment(this.slice);
         if (bytes === 0) break;
-        if (this.probe) this.probe.segments++;
+        this.mode.segmentAdded();
         slot.segmentsReserved += bytes;
         this.reserve(bytes);
       }
@@ -349,7 +249,7 @@ export class FetchAhead<T> {
   private start(index: number, forConsumer: boolean): void {
     const item = this.items[index]!;
     if (index >= this.nextOpen) this.nextOpen = index + 1;
-    const want = this.reserveFor(item.size);
+    const want = reserveFor(item.size, this.slice);
     const slot: Slot<T> = {
       // Only the body next in line opens without room in the shared budget: with a short lead.
       reserved: this.sharedFits(want) ? want : Math.min(want, LEAD_WHILE_FAST),
@@ -405,7 +305,7 @@ export class FetchAhead<T> {
         if (body instanceof BodyStream) {
           // Now that the length is known (or known to be unknown: a slice), reserve what the body needs.
           const left = body.fetched ? body.readableLength : remainingOf(opened, body);
-          const needed = left === null ? this.slice : this.reserveFor(left);
+          const needed = left === null ? this.slice : reserveFor(left, this.slice);
           const change = needed < slot.reserved ? needed - slot.reserved : this.roomFor(needed - slot.reserved);
           this.reserve(change);
           slot.reserved += change;
@@ -422,11 +322,11 @@ export class FetchAhead<T> {
             this.pumpSoon();
           });
           body.on('starved', () => {
-            if (slot.taken && !this.closed && this.ranged === 'off' && performance.now() >= this.noProbeUntil) this.startProbe();
+            if (slot.taken && !this.closed) this.mode.starved();
           });
           // Read as fast as it arrives: not bandwidth-bound (any more). A probe under way decides by itself.
           body.on('held', () => {
-            if (slot.taken && this.ranged === 'on') this.rangedOff();
+            if (slot.taken) this.mode.held();
           });
         }
         if (this.options.measure) this.watch(body);
@@ -451,8 +351,7 @@ export class FetchAhead<T> {
 
   /** How far a body larger than its reservation reads ahead now. */
   private leadOf(slot: Slot<T>): number {
-    const full = Math.max(0, slot.reserved - CHUNK_SLACK);
-    return this.ranged === 'on' || slot.probeLead ? full : Math.min(LEAD_WHILE_FAST, full);
+    return leadOf(slot, this.mode.state === 'on');
   }
 
   /** Bodies opened ahead, not yet read, and larger than their reservation, in archive order. */
@@ -474,63 +373,6 @@ export class FetchAhead<T> {
     return sum;
   }
 
-  /** The body being read waits on its origin: measure its pace, then try two more connections (see the top of this file). */
-  private startProbe(): void {
-    this.ranged = 'measuring';
-    const timer = setInterval(() => this.checkProbe(), PROBE_TICK_MS);
-    timer.unref();
-    this.probe = { since: performance.now(), consumed: this.consumed(), before: 0, segments: 0, timer };
-  }
-
-  private checkProbe(): void {
-    const probe = this.probe;
-    if (!probe) return;
-    const now = performance.now();
-    const elapsed = now - probe.since;
-    const read = this.consumed() - probe.consumed;
-    if (this.ranged === 'measuring') {
-      if (elapsed < PROBE_MIN_MS || (read < this.slice && elapsed < BASELINE_MAX_MS)) return;
-      Object.assign(probe, { since: now, consumed: probe.consumed + read, before: read / elapsed });
-      this.ranged = 'probing';
-      this.offerSegments();
-      if (probe.segments === 0) {
-        // Nothing to split: the next bodies read in part fill their reservations instead; none: no probe.
-        const ahead = [...this.partialAhead()].slice(0, PROBE_WIDTH);
-        if (ahead.length === 0) return this.rangedOff();
-        for (const slot of ahead) {
-          slot.probeLead = true;
-          slot.body.readAhead = this.leadOf(slot);
-        }
-      }
-      return this.pumpSoon();
-    }
-    if (elapsed < PROBE_MIN_MS || (read < (PROBE_WIDTH + 1) * this.slice && elapsed < PROBE_MAX_MS)) return;
-    if (read / elapsed >= PROBE_GAIN * probe.before) {
-      this.endProbe();
-      this.ranged = 'on';
-      this.probeRetryMs = PROBE_RETRY_MS;
-      this.setLeads();
-      this.pumpSoon();
-    } else {
-      this.rangedOff();
-      this.noProbeUntil = now + this.probeRetryMs;
-      this.probeRetryMs = Math.min(2 * this.probeRetryMs, PROBE_RETRY_MAX_MS);
-    }
-  }
-
-  private endProbe(): void {
-    if (this.probe) clearInterval(this.probe.timer);
-    this.probe = null;
-  }
-
-  private rangedOff(): void {
-    this.endProbe();
-    if (this.ranged === 'off') return;
-    this.ranged = 'off';
-    for (const slot of this.held.values()) slot.probeLead = false;
-    this.setLeads();
-  }
-
   private watch(body: Readable): void {
     const measure = () => {
       const now = this.bufferedBytes();
@@ -540,26 +382,8 @@ export class FetchAhead<T> {
     const original = body.push.bind(body);
     body.push = (chunk: unknown, encoding?: BufferEncoding) => {
       const more = original(chunk, encoding);
-      const now = this.bufferedBytes();
-      if (now > this.peakBufferedBytes) this.peakBufferedBytes = now;
+      measure();
       return more;
     };
   }
-}
-
-/** Body bytes still to come from the origin plus those buffered, when known. */
-function remainingOf(opened: unknown, body: BodyStream): number | null {
-  const size = (opened as { size?: number | null }).size;
-  if (typeof size !== 'number') return null;
-  return Math.max(0, size - body.received + body.readableLength);
-}
-
-/** Bytes of a body its consumer has read. */
-function consumedOf(body: Readable): number {
-  return body instanceof BodyStream ? body.received - body.readableLength : 0;
-}
-
-function wholeFits(opened: unknown, body: BodyStream, reserved: number): boolean {
-  const left = remainingOf(opened, body);
-  return left !== null && left <= reserved;
 }

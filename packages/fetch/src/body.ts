@@ -1,87 +1,28 @@
 /**
- * A response body that survives being cut midway (issue 14 item 4): after the headers, a
- * connection reset, an idle stall or a short close is continued with a ranged GET from the
- * last byte received (the fetcher's `resume`, which sends the validator), up to the retry
- * count; only then does the body error. The consumer sees one continuous stream, so whatever
- * it computes over the bytes (yazl's CRC-32, the layout reader's) carries on unchanged.
- *
- * It is also the fetch-ahead scheduler's buffer (ahead.ts): `readAhead` lets the body read
- * that many bytes into its own buffer while nobody consumes it (a small body whole, a large
- * one a slice), and a body held back that long is closed quietly before any idle timeout can
- * hit it, to be continued by range when it is read again.
- *
- * A large body from an origin that serves ranges can also be fetched as several ranges at once
- * (`addSegment`, asked by the scheduler when bytes arrive slower than they are read): the main
- * response stops at a cut, and each segment after it is a ranged GET read whole into memory
- * (its bytes are reserved by the scheduler), then handed on in order. Segments are checked like
- * continuations (validator, total size): a changed file is an error, never spliced bytes; an
- * origin answering 200 ends the ranged mode and the body goes on over one connection.
+ * A response body that survives being cut midway: a reset, an idle stall or a short close is
+ * resumed with a ranged GET of `[received, end)` (source.ts, with the validator), up to the
+ * retry count. The consumer sees one continuous stream (yazl's CRC-32 carries on unchanged).
+ * It is also the fetch-ahead scheduler's buffer (ahead.ts): `readAhead` bytes are read ahead
+ * unconsumed, and a body held back that long is parked (closed quietly before an idle timeout),
+ * to be resumed when read. In ranged mode (`addSegment`) the body is the concatenation of its
+ * main response, cut short, and segments fetched on connections of their own
+ * (body-segments.ts); an origin answering a segment with 200 ends ranged mode.
  */
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { SegmentList } from './body-segments';
+import { MeteredReadable } from './body-reader';
+import { isCut, wholeBodyError, type BodyStreamOptions } from './body-options';
 import { FetchError, shortBodyError } from './errors';
 
-/** What a continuation may hand back: the body's bytes [offset, end). */
-export type ResumeBody = (offset: number, end: number, signal: AbortSignal | undefined) => Promise<Readable>;
-/** Opens the body's bytes [from, to) as a checked ranged GET; null: the origin sent the whole body instead. */
-export type OpenSegment = (from: number, to: number, signal: AbortSignal | undefined) => Promise<Readable | null>;
-
-export interface BodyStreamOptions {
-  /** Bytes the whole body has, when known (a cut is then told from an end). */
-  size: number | null;
-  /** Continues the body from an offset; absent: a cut is final. */
-  resume?: ResumeBody;
-  /** Fetches a range of the body on a connection of its own; absent: no ranged mode. */
-  segment?: OpenSegment;
-  /** Continuations allowed after the first cut. */
-  retries: number;
-  /** Wait before continuation number n (1-based). */
-  backoff(attempt: number): number;
-  signal?: AbortSignal;
-  /** What the length is called in a "body shorter than ..." message. */
-  lengthName: string;
-  /** A body held back (unread) this long is closed, to be continued when read. */
-  holdLimitMs: number;
-  /** Maps a source's error to a FetchError (the fetcher's classification). */
-  toError(error: unknown): FetchError;
-}
-
-/** A cut that a ranged GET from the last byte can repair. */
-export function isCut(error: FetchError): boolean {
-  return error.kind === 'connection' || error.kind === 'timeout' || (error.kind === 'length' && error.userMessage.startsWith('body shorter'));
-}
+export type { BodyStreamOptions, OpenSegment, ResumeBody } from './body-options';
+export { isCut } from './body-options';
 
 const noop = (): void => {};
 
-/**
- * The reader found the buffer empty for this long in all, with the bytes arriving slower than
- * NETWORK_BOUND_RATE meanwhile: the body is network-bound (a distant or capped origin), and
- * more connections would bring it faster. On loopback bytes come faster than that rate.
- */
-const STARVED_MS = 30;
-/** Bytes per ms (100 MB/s): more than one connection to a distant origin brings, less than loopback. */
-const NETWORK_BOUND_RATE = 100_000;
-
-/** A range of the body fetched on a connection of its own, held until its turn. */
-interface Segment {
-  from: number;
-  to: number;
-  chunks: Buffer[];
-  /** Bytes in `chunks`. */
-  held: number;
-  stream: Readable | null;
-  /** Every byte arrived (its connection is free). */
-  fetched: boolean;
-  discarded: boolean;
-}
-
-export class BodyStream extends Readable {
-  /** Body bytes received from the origin so far (pushed into this stream). */
-  received = 0;
+export class BodyStream extends MeteredReadable {
   /** Continuations made after cuts (not counting a held body's quiet reopen). */
   continuations = 0;
   private lead = 0;
-  /** True once every byte came from the origin (the connection is free). */
-  fetched = false;
 
   /** Called with the size of every chunk that arrives from the origin (the service's byte count). */
   onOriginBytes: ((bytes: number) => void) | null = null;
@@ -93,23 +34,12 @@ export class BodyStream extends Readable {
   private sourceEnd: number;
   /** Bytes before this come from the main source; the segments cover the rest, in order. */
   private mainStop: number;
-  private readonly segments: Segment[] = [];
+  private readonly segments = new SegmentList();
   /** The main source is done: bytes are handed on from `segments[0]`. */
   private draining = false;
   /** A segment was answered with the whole body: no more ranges for this body. */
   private rangesRefused = false;
   private requestsHeld = 0;
-  private lastDelivery = 0;
-  /** The lengths of the chunks pushed, from the first one not wholly read (`read`). */
-  private readonly pushed: number[] = [];
-  private pushedFirst = 0;
-  private pushedBytes = 0;
-  /** When a read found nothing (the reader waits), else 0. */
-  private waitingSince = 0;
-  /** Time the reader waited for bytes, and the bytes that ended its waits. */
-  private waitedMs = 0;
-  private waitedBytes = 0;
-  private starvedSeen = false;
   private sourcePaused = false;
   private reopening = false;
   /** The source was closed while held back: reopen on the next read, no retry charged. */
@@ -129,22 +59,18 @@ export class BodyStream extends Readable {
 
   /** Requests this body holds open now (its main response and its segments not yet fetched). */
   get requests(): number {
-    let n = this.source !== null || this.reopening ? 1 : 0;
-    for (const segment of this.segments) if (!segment.fetched) n++;
-    return n;
+    return (this.source !== null || this.reopening ? 1 : 0) + this.segments.unfetched;
   }
 
   /** Bytes buffered and not yet consumed: the stream's buffer plus the segments' bytes. */
   get heldBytes(): number {
-    let n = this.readableLength;
-    for (const segment of this.segments) n += segment.held;
-    return n;
+    return this.readableLength + this.segments.heldBytes;
   }
 
   /** Bytes of the body no request covers yet (the main response covers all it has not cut). */
   unassignedBytes(): number {
     if (!this.opts.segment || this.opts.size === null || this.rangesRefused || this.fetched || this.destroyed) return 0;
-    const last = this.segments.at(-1);
+    const last = this.segments.list.at(-1);
     return this.opts.size - (last ? last.to : this.received);
   }
 
@@ -154,15 +80,14 @@ export class BodyStream extends Readable {
   }
 
   /**
-   * Fetches the next `bytes` of the body not yet covered on a connection of its own (the first
-   * one also cuts the main response `bytes` further on, or at once when it holds no connection).
-   * Returns the segment's length (0: none opened).
+   * Fetches the next `bytes` not yet covered on a connection of its own (the first one also cuts
+   * the main response `bytes` further on, or at once when it holds none). Its length, 0: none.
    */
   addSegment(bytes: number): number {
     const size = this.opts.size;
     if (this.unassignedBytes() <= 0 || size === null || !this.opts.segment) return 0;
     let from: number;
-    if (this.segments.length > 0) from = this.segments.at(-1)!.to;
+    if (this.segments.length > 0) from = this.segments.list.at(-1)!.to;
     else if (this.parked) {
       // The main response was let go: the segments take over from here.
       this.parked = false;
@@ -175,48 +100,25 @@ export class BodyStream extends Readable {
     }
     const to = Math.min(size, from + bytes);
     if (to <= from) return 0;
-    const segment: Segment = { from, to, chunks: [], held: 0, stream: null, fetched: false, discarded: false };
-    this.segments.push(segment);
-    this.opts.segment(from, to, this.opts.signal).then(
-      (stream) => {
-        if (segment.discarded || this.destroyed) {
-          stream?.on('error', noop);
-          stream?.destroy();
-          return;
-        }
-        if (stream === null) return this.endRanged();
-        segment.stream = stream;
-        stream.on('data', (chunk: Buffer) => {
-          if (segment.discarded) return;
-          this.onOriginBytes?.(chunk.length);
-          segment.chunks.push(chunk);
-          segment.held += chunk.length;
-          this.onBuffered?.();
-          if (this.draining && this.segments[0] === segment) this.drain();
-        });
-        stream.once('end', () => {
-          if (segment.discarded) return;
-          segment.fetched = true;
-          segment.stream = null;
-          if (this.draining && this.segments[0] === segment) this.drain();
-          this.noteRequests();
-        });
-        stream.on('error', (err: unknown) => {
-          if (!segment.discarded) this.segmentFailed(this.opts.toError(err));
-        });
+    this.segments.add(from, to, this.opts.segment(from, to, this.opts.signal), {
+      dead: () => this.destroyed,
+      data: (segment, chunk) => {
+        this.onOriginBytes?.(chunk.length);
+        this.onBuffered?.();
+        if (this.draining && this.segments.list[0] === segment) this.drain();
       },
-      (err: unknown) => {
-        if (!segment.discarded && !this.destroyed) this.segmentFailed(this.opts.toError(err));
+      end: (segment) => {
+        if (this.draining && this.segments.list[0] === segment) this.drain();
+        this.noteRequests();
       },
-    );
+      refused: () => this.endRanged(),
+      failed: (err) => this.segmentFailed(this.opts.toError(err)),
+    });
     this.noteRequests();
     return to - from;
   }
 
-  /**
-   * Lets the main response go now if the body can be continued later (a body waiting its turn
-   * gives its connection to the one being read). False when it cannot.
-   */
+  /** Lets the main response go now if the body can be resumed later (for the body being read); false if not. */
   letGo(): boolean {
     if (!this.source || this.reopening || this.ranged || !this.opts.resume || this.opts.size === null || this.fetched || this.destroyed) return false;
     this.dropSource();
@@ -231,30 +133,6 @@ export class BodyStream extends Readable {
     if (n === this.requestsHeld) return;
     this.requestsHeld = n;
     this.emit('requests', n);
-  }
-
-  /** Hands a chunk to the consumer, ending a wait for it. */
-  private deliver(chunk: Buffer): void {
-    this.received += chunk.length;
-    const now = performance.now();
-    // The reader waits: a read found nothing, or it takes every chunk as it comes (flowing).
-    const waitedFrom = this.waitingSince !== 0 ? this.waitingSince : this.readableFlowing === true && this.readableLength === 0 ? this.lastDelivery : 0;
-    this.waitingSince = 0;
-    if (waitedFrom !== 0 && !this.starvedSeen) {
-      this.waitedMs += now - waitedFrom;
-      this.waitedBytes += chunk.length;
-      if (this.waitedMs >= STARVED_MS && this.waitedBytes < this.waitedMs * NETWORK_BOUND_RATE) {
-        this.starvedSeen = true;
-        this.emit('starved');
-      }
-    }
-    this.lastDelivery = now;
-    if (chunk.length > 0) {
-      this.forgetRead();
-      this.pushed.push(chunk.length);
-      this.pushedBytes += chunk.length;
-    }
-    this.push(chunk);
   }
 
   /** The main response reached its cut: the segments go on from there. */
@@ -273,13 +151,12 @@ export class BodyStream extends Readable {
   }
 
   /**
-   * Hands on the first segment's bytes while there is room, then the next segment's. `asked`:
-   * a read is waiting for a push (Node asks before it takes the bytes it reads off the buffer,
-   * and asks no more until a push), so one chunk goes whatever the room.
+   * Hands on the first segment's bytes while there is room, then the next segment's. `asked`: a
+   * read waits for a push (Node asks no more until one), so one chunk goes whatever the room.
    */
   private drain(asked = false): void {
     while (this.draining && !this.destroyed) {
-      const segment = this.segments[0]!;
+      const segment = this.segments.list[0]!;
       while (segment.chunks.length > 0 && (asked || this.roomAhead())) {
         asked = false;
         const chunk = segment.chunks.shift()!;
@@ -287,7 +164,7 @@ export class BodyStream extends Readable {
         this.deliver(chunk);
       }
       if (segment.chunks.length > 0 || !segment.fetched) return;
-      this.segments.shift();
+      this.segments.list.shift();
       this.emit('segment-done', segment.to - segment.from);
       if (this.segments.length > 0) continue;
       this.draining = false;
@@ -305,16 +182,7 @@ export class BodyStream extends Readable {
 
   /** Drops every segment (their reservations go back); the body goes on from `received`. */
   private dropSegments(): void {
-    for (const segment of this.segments.splice(0)) {
-      segment.discarded = true;
-      segment.chunks = [];
-      segment.held = 0;
-      if (segment.stream) {
-        segment.stream.on('error', noop);
-        segment.stream.destroy();
-      }
-      this.emit('segment-done', segment.to - segment.from);
-    }
+    this.segments.dropAll((segment) => this.emit('segment-done', segment.to - segment.from));
   }
 
   /** The origin answered a range with the whole body: this body goes on over one connection. */
@@ -338,9 +206,8 @@ export class BodyStream extends Readable {
   }
 
   /**
-   * Bytes this body may hold unread in its buffer before it stops reading its source
-   * (the scheduler's reservation). 0: ordinary stream backpressure (highWaterMark). Raising it
-   * on a body held back lets its source go on at once.
+   * Bytes this body may hold unread before it stops reading its source (the scheduler's
+   * reservation); 0: the highWaterMark. Raised on a body held back, its source reads on at once.
    */
   get readAhead(): number {
     return this.lead;
@@ -348,11 +215,15 @@ export class BodyStream extends Readable {
 
   set readAhead(bytes: number) {
     this.lead = bytes;
-    if (this.sourcePaused && this.source && !this.destroyed && this.roomAhead()) {
-      this.clearHold();
-      this.sourcePaused = false;
-      this.source.resume();
-    }
+    if (!this.destroyed && this.roomAhead()) this.resumeSource();
+  }
+
+  /** A source held back reads on. */
+  private resumeSource(): void {
+    if (!this.sourcePaused || !this.source) return;
+    this.clearHold();
+    this.sourcePaused = false;
+    this.source.resume();
   }
 
   /** Whether the source may still be read further into the buffer. */
@@ -404,10 +275,7 @@ export class BodyStream extends Readable {
     if (this.sourcePaused) return;
     this.sourcePaused = true;
     source.pause();
-    // Read slower than it arrives: a later wait is measured afresh.
-    this.starvedSeen = false;
-    this.waitedMs = 0;
-    this.waitedBytes = 0;
+    this.resetPace(); // read slower than it arrives: a later wait is measured afresh
     this.emit('held');
     // Held back this long: let the connection go before a timeout (ours or the origin's) does.
     if (this.opts.resume && this.opts.size !== null) {
@@ -430,44 +298,9 @@ export class BodyStream extends Readable {
     this.noteRequests();
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Readable.read's own signature
-  override read(size?: number): any {
-    // Node asks _read for more only once until a push: a body parked or draining since then
-    // would never be asked again.
-    if (this.readableLength === 0 && (this.parked || this.draining)) this._read();
-    const out: unknown = super.read(size ?? this.firstChunkLeft());
-    if (out === null && this.waitingSince === 0 && !this.fetched && !this.destroyed) this.waitingSince = performance.now();
-    return out;
-  }
-
-  /**
-   * What is left of the first chunk in the buffer, for a read of "whatever is there" in paused
-   * mode (an async iterator's): Node would join every buffered chunk into a new buffer, a copy
-   * of each byte read ahead (a third of a stream download's CPU). Undefined when nothing is
-   * buffered, or in flowing mode, where Node hands on one chunk at a time itself.
-   */
-  private firstChunkLeft(): number | undefined {
-    if (this.readableFlowing === true || this.readableLength === 0) return undefined;
-    const gone = this.forgetRead();
-    return this.pushed[this.pushedFirst]! - gone;
-  }
-
-  /**
-   * Drops the lengths of the chunks read off the buffer whole (also on every push, so that a
-   * body piped in flowing mode keeps none); the bytes already read of the first one left.
-   */
-  private forgetRead(): number {
-    let gone = this.pushedBytes - this.readableLength;
-    while (gone > 0 && gone >= this.pushed[this.pushedFirst]!) {
-      const length = this.pushed[this.pushedFirst++]!;
-      gone -= length;
-      this.pushedBytes -= length;
-    }
-    if (this.pushedFirst > 1024 && this.pushedFirst * 2 > this.pushed.length) {
-      this.pushed.splice(0, this.pushedFirst);
-      this.pushedFirst = 0;
-    }
-    return gone;
+  /** Node asks _read for more only once until a push: a body parked or draining since then would never be asked again. */
+  protected pullIfIdle(): void {
+    if (this.parked || this.draining) this._read();
   }
 
   override _read(): void {
@@ -477,11 +310,7 @@ export class BodyStream extends Readable {
       this.reopen(false);
       return;
     }
-    if (this.sourcePaused && this.source) {
-      this.clearHold();
-      this.sourcePaused = false;
-      this.source.resume();
-    }
+    this.resumeSource();
   }
 
   /** Lets the current response go (its late errors ignored). */
@@ -521,14 +350,7 @@ export class BodyStream extends Readable {
   }
 
   private finalError(error: FetchError): FetchError {
-    if (error.kind === 'length' && this.opts.size !== null && this.received < this.opts.size && error.userMessage.startsWith('body shorter')) {
-      const whole = shortBodyError(this.received, this.opts.size, this.opts.lengthName);
-      whole.url = error.url;
-      whole.attempts = this.continuations + 1;
-      return whole;
-    }
-    error.attempts = this.continuations + 1;
-    return error;
+    return wholeBodyError(error, this.received, this.opts, this.continuations + 1);
   }
 
   private reopen(charged: boolean): void {

@@ -1,5 +1,6 @@
-export { createFetcher, httpError, toFetchError } from './fetcher';
-export type { ByteRange, Fetcher, FetcherOptions, OpenBodyOptions, OpenedBody, ProbeFailed, ProbeOk, ProbeResult } from './fetcher';
+export { createFetcher } from './fetcher';
+export { httpError, toFetchError } from './classify';
+export type { ByteRange, Fetcher, FetcherOptions, OpenBodyOptions, OpenedBody, ProbeFailed, ProbeOk, ProbeResult } from './types';
 export { FetchError, findFetchError } from './errors';
 export type { FetchErrorKind } from './errors';
 export { classifyAddress, isLocalhostName } from './guard';

@@ -14,7 +14,7 @@ import type { S3Credentials } from './access';
 import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
-import type { OpenBodyOptions, OpenedBody, ProbeResult } from './fetcher';
+import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
 
 export interface S3ReaderSettings {
   agents: GuardedAgents;

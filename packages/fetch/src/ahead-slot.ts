@@ -1,0 +1,69 @@
+/**
+ * One body's place in the fetch-ahead scheduler (ahead.ts): its reservation of the budget, the
+ * connections it holds, and how far it reads ahead of its turn.
+ */
+import type { Readable } from 'node:stream';
+import { BodyStream } from './body';
+
+/** Largest chunk a socket hands over at once: a body reading ahead stops this short of its reservation. */
+const CHUNK_SLACK = 64 * 1024;
+/**
+ * What a body opened ahead costs besides its bytes (request, response and stream objects), so
+ * that 70,000 tiny bodies are not all opened at once; and a cap on bodies ahead whatever their size.
+ */
+export const BODY_OVERHEAD = 8 * 1024;
+export const MAX_BODIES_AHEAD = 1024;
+/**
+ * How far a body larger than its reservation reads ahead of its turn until the archive is
+ * found bandwidth-bound: enough to have its first bytes in; from a fast origin, more would only
+ * pass the bytes through memory once more, out of the CPU's caches (docs/decisions.md).
+ */
+export const LEAD_WHILE_FAST = 256 * 1024;
+
+export interface Slot<T> {
+  reserved: number;
+  /** Reserved for the body's segments not yet handed on. */
+  segmentsReserved: number;
+  opening: Promise<T>;
+  body: Readable | null;
+  /** Connections held (opening, reading its body from the origin, its segments). */
+  connections: number;
+  /** Handed to the consumer. */
+  taken: boolean;
+  /** The reservation was given back. */
+  released: boolean;
+  /** A body larger than its reservation: reads only `LEAD_WHILE_FAST` ahead unless ranged mode is on (or probed with it). */
+  partial: boolean;
+  probeLead: boolean;
+}
+
+/**
+ * A body's reservation: its size up to a slice, or (`size` null: not known before its headers)
+ * a short lead, so that requests waiting for their first byte do not hold the budget from others.
+ */
+export function reserveFor(size: number | null, slice: number): number {
+  return Math.max(Math.min(size ?? LEAD_WHILE_FAST, slice), Math.min(BODY_OVERHEAD, slice));
+}
+
+/** How far a body larger than its reservation reads ahead now. */
+export function leadOf(slot: Pick<Slot<unknown>, 'reserved' | 'probeLead'>, rangedOn: boolean): number {
+  const full = Math.max(0, slot.reserved - CHUNK_SLACK);
+  return rangedOn || slot.probeLead ? full : Math.min(LEAD_WHILE_FAST, full);
+}
+
+/** Body bytes still to come from the origin plus those buffered, when known. */
+export function remainingOf(opened: unknown, body: BodyStream): number | null {
+  const size = (opened as { size?: number | null }).size;
+  if (typeof size !== 'number') return null;
+  return Math.max(0, size - body.received + body.readableLength);
+}
+
+/** Bytes of a body its consumer has read. */
+export function consumedOf(body: Readable): number {
+  return body instanceof BodyStream ? body.received - body.readableLength : 0;
+}
+
+export function wholeFits(opened: unknown, body: BodyStream, reserved: number): boolean {
+  const left = remainingOf(opened, body);
+  return left !== null && left <= reserved;
+}

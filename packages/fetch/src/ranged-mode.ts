@@ -1,0 +1,145 @@
+/**
+ * When an archive's large bodies are fetched as several ranges at once (ahead.ts). When the
+ * consumer has waited on the body it reads (its bytes arrive slower than it reads them), more
+ * connections may bring them faster (a distant or capped origin), or not (a busy machine, a
+ * saturated link). A probe tells which: the consumer's pace is measured for a moment, then
+ * again with two more connections (two segments of the body, or two bodies ahead filling their
+ * reservations); only if it reads half as fast again with them is ranged mode kept on, else the
+ * next probe waits (5 s, doubling). Measured at the consumer, not at the sockets (new
+ * connections filling their buffers always look fast), and after the wait that started it (a
+ * pace measured over the very wait that was noticed would be the low of a passing dip). A body
+ * read as fast as it arrives (its read-ahead fills) turns ranged mode off.
+ */
+
+/** Connections a probe adds. */
+export const PROBE_WIDTH = 2;
+/** How much faster bytes must arrive during a probe than before it for ranged mode to stay on. */
+const PROBE_GAIN = 1.5;
+/**
+ * The consumer's pace is measured until it has read a slice (half a second at most), then with
+ * the probe's connections until it has read a slice per connection (a second at most).
+ */
+const PROBE_MIN_MS = 100;
+const BASELINE_MAX_MS = 500;
+const PROBE_MAX_MS = 1000;
+const PROBE_TICK_MS = 50;
+/** After a probe that found no gain, the next one waits this long, doubling up to the max. */
+const PROBE_RETRY_MS = 5000;
+const PROBE_RETRY_MAX_MS = 60_000;
+
+/** What the scheduler does for ranged mode. */
+export interface RangedModeHost {
+  /** Bytes the consumer has read so far. */
+  consumed(): number;
+  /** Opens segments while ranged mode allows (`segmentsWanted`, `maySegment`). */
+  offerSegments(): void;
+  /** Lets up to `n` bodies ahead, read in part, fill their reservations; how many it did. */
+  raiseProbeLeads(n: number): number;
+  /** Ranged mode went on, or (`off`) off: the bodies ahead read as far as it now says. */
+  leadsChanged(off: boolean): void;
+  pumpSoon(): void;
+}
+
+export type RangedState = 'off' | 'measuring' | 'probing' | 'on';
+
+interface Probe {
+  /** When this stage began (the measure before, or the probe), and the bytes read by then. */
+  since: number;
+  consumed: number;
+  /** Bytes per ms the consumer read before the probe's connections (0: being measured). */
+  before: number;
+  segments: number;
+  timer: NodeJS.Timeout;
+}
+
+export class RangedMode {
+  /** 'on': the consumer waits on the network, and more connections bring bytes faster. */
+  state: RangedState = 'off';
+  private probe: Probe | null = null;
+  private noProbeUntil = 0;
+  private probeRetryMs = PROBE_RETRY_MS;
+
+  constructor(
+    private readonly slice: number,
+    private readonly host: RangedModeHost,
+  ) {}
+
+  /** Segments are opened now (a probe's, or ranged mode's). */
+  get segmentsWanted(): boolean {
+    return this.state === 'probing' || this.state === 'on';
+  }
+
+  /** Whether one more segment may be opened (a probe adds only PROBE_WIDTH). */
+  maySegment(): boolean {
+    return !(this.probe && this.probe.segments >= PROBE_WIDTH);
+  }
+
+  segmentAdded(): void {
+    if (this.probe) this.probe.segments++;
+  }
+
+  /** The body being read waited on its origin. */
+  starved(): void {
+    if (this.state === 'off' && performance.now() >= this.noProbeUntil) this.startProbe();
+  }
+
+  /** The body being read is read as fast as it arrives: not bandwidth-bound (any more). A probe under way decides by itself. */
+  held(): void {
+    if (this.state === 'on') this.off();
+  }
+
+  close(): void {
+    this.endProbe();
+  }
+
+  /** The body being read waits on its origin: measure its pace, then try two more connections (see the top of this file). */
+  private startProbe(): void {
+    this.state = 'measuring';
+    const timer = setInterval(() => this.checkProbe(), PROBE_TICK_MS);
+    timer.unref();
+    this.probe = { since: performance.now(), consumed: this.host.consumed(), before: 0, segments: 0, timer };
+  }
+
+  private checkProbe(): void {
+    const probe = this.probe;
+    if (!probe) return;
+    const now = performance.now();
+    const elapsed = now - probe.since;
+    const read = this.host.consumed() - probe.consumed;
+    if (this.state === 'measuring') {
+      if (elapsed < PROBE_MIN_MS || (read < this.slice && elapsed < BASELINE_MAX_MS)) return;
+      Object.assign(probe, { since: now, consumed: probe.consumed + read, before: read / elapsed });
+      this.state = 'probing';
+      this.host.offerSegments();
+      if (probe.segments === 0) {
+        // Nothing to split: the next bodies read in part fill their reservations instead; none: no probe.
+        if (this.host.raiseProbeLeads(PROBE_WIDTH) === 0) return this.off();
+      }
+      return this.host.pumpSoon();
+    }
+    if (elapsed < PROBE_MIN_MS || (read < (PROBE_WIDTH + 1) * this.slice && elapsed < PROBE_MAX_MS)) return;
+    if (read / elapsed >= PROBE_GAIN * probe.before) {
+      this.endProbe();
+      this.state = 'on';
+      this.probeRetryMs = PROBE_RETRY_MS;
+      this.host.leadsChanged(false);
+      this.host.pumpSoon();
+    } else {
+      this.off();
+      this.noProbeUntil = now + this.probeRetryMs;
+      this.probeRetryMs = Math.min(2 * this.probeRetryMs, PROBE_RETRY_MAX_MS);
+    }
+  }
+
+  private endProbe(): void {
+    if (this.probe) clearInterval(this.probe.timer);
+    this.probe = null;
+  }
+
+  private off(): void {
+    this.endProbe();
+    if (this.state === 'off') return;
+    this.state = 'off';
+    this.host.leadsChanged(true);
+  }
+}

@@ -1,0 +1,35 @@
+/** What the fetch layer reads off a response's headers. */
+import type { PlainResponse } from 'got';
+import { httpError } from './classify';
+import { FetchError } from './errors';
+import { header, parseRetryAfter } from './headers';
+import type { ProbeOk } from './types';
+
+export type ResponseMetadata = Pick<ProbeOk, 'etag' | 'lastModified' | 'contentDisposition' | 'contentType'>;
+
+export function metadata(response: PlainResponse): ResponseMetadata {
+  const out: ResponseMetadata = {};
+  const etag = header(response.headers, 'etag');
+  const lastModified = header(response.headers, 'last-modified');
+  const contentDisposition = header(response.headers, 'content-disposition');
+  const contentType = header(response.headers, 'content-type');
+  if (etag !== undefined) out.etag = etag;
+  if (lastModified !== undefined) out.lastModified = lastModified;
+  if (contentDisposition !== undefined) out.contentDisposition = contentDisposition;
+  if (contentType !== undefined) out.contentType = contentType;
+  return out;
+}
+
+/** A non-success status as a FetchError (with the server's Retry-After). */
+export function statusError(response: PlainResponse): FetchError {
+  return httpError(response.statusCode, response.statusMessage, parseRetryAfter(header(response.headers, 'retry-after')));
+}
+
+export function changedSize(expected: number, actual: number): FetchError {
+  return new FetchError('changed', `file changed since it was probed (size ${actual} bytes, expected ${expected})`, { retryable: false });
+}
+
+/** The strong ETag to send as If-Match: weak ones never match under its strong comparison. */
+export function strongEtag(etag: string | undefined): string | undefined {
+  return etag !== undefined && !etag.startsWith('W/') ? etag : undefined;
+}
