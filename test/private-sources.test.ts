@@ -6,6 +6,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import { runCli } from '../packages/cli/src/cli';
 import { createFetcher } from '@ap/fetch';
+import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
 import { rotateSealedColumns } from '@ap/jobs';
 import { generateSecretsKey, keyringFrom, sealedKeyId, secretBox } from '@ap/secrets';
 import { call, createUser, download, waitForJob } from './helpers';
@@ -303,27 +304,41 @@ describe('a deleted source, and rotating SECRETS_KEY', () => {
   });
 
   it('re-seals every stored secret under the new key; with the old key gone, everything still reads', async () => {
-    const streamed = await job({
-      mode: 'stream',
-      files: [{ url: `s3://${customer.bucket}/reports/2026/data.bin`, source: 'customer' }, { url: origin.set('/private/rotated.bin', { body: bytesOf(51, 9_000), requireHeaders: { 'X-Api-Token': TOKEN } }), headers: { 'X-Api-Token': TOKEN } }],
-    });
-    const before = await download(streamed.zips[0].download_url);
-    expect(before.status).toBe(200);
-    const newKey = generateSecretsKey();
-    const during = secretBox(keyringFrom(newKey, stack.ctx.config.SECRETS_KEY));
-    const reports = await rotateSealedColumns(stack.ctx.db, during);
-    expect(reports.map((r) => [r.table, r.column, r.resealed > 0, r.current])).toEqual([['sources', 'secret_access_key', true, 0], ['job_files', 'headers', true, 0]]);
-    expect((await rotateSealedColumns(stack.ctx.db, during)).every((r) => r.resealed === 0 && r.current > 0)).toBe(true);
-    const sealed = await stack.ctx.db.$queryRaw<{ v: string }[]>`SELECT secret_access_key AS v FROM sources UNION ALL SELECT headers FROM job_files WHERE headers IS NOT NULL`;
-    expect(new Set(sealed.map((s) => sealedKeyId(s.v)))).toEqual(new Set([during.currentKeyId]));
-    // A stack holding only the new key serves the stream ZIP again, byte for byte.
-    const rotated = await startStack({ SECRETS_KEY: newKey });
+    // A database of its own: a rotation re-seals every row, and other suites of the run share theirs.
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `${url.pathname}_rotation`;
+    const databaseUrl = url.toString();
+    await ensureDatabase(databaseUrl);
+    await migrate(databaseUrl);
+    const before = await startStack({ DATABASE_URL: databaseUrl });
+    let rotated: Stack | undefined;
     try {
-      const again = await download(streamed.zips[0].download_url.replace(stack.url, rotated.url));
+      const { apiKey } = await createUser(before.ctx, { plan: 'pro' });
+      const as = (path: string, body: unknown) => call(before.url, 'POST', path, { key: apiKey, body });
+      const source = { name: 'customer', type: 's3', region: 'us-east-1', endpoint: customer.endpoint, force_path_style: true, access_key_id: CUSTOMER.accessKeyId, secret_access_key: CUSTOMER.secretAccessKey };
+      expect((await as('/sources', source)).status).toBe(201);
+      const privateUrl = origin.set('/private/rotated.bin', { body: bytesOf(51, 9_000), requireHeaders: { 'X-Api-Token': TOKEN } });
+      const created = await as('/jobs', { mode: 'stream', files: [{ url: `s3://${customer.bucket}/reports/2026/data.bin`, source: 'customer' }, { url: privateUrl, headers: { 'X-Api-Token': TOKEN } }] });
+      const streamed = await waitForJob(before.url, apiKey, created.body.job_id);
+      expect(streamed.status).toBe('completed');
+      const first = await download(streamed.zips[0].download_url);
+      expect(first.status).toBe(200);
+      const newKey = generateSecretsKey();
+      const during = secretBox(keyringFrom(newKey, before.ctx.config.SECRETS_KEY));
+      const reports = await rotateSealedColumns(before.ctx.db, during);
+      expect(reports.map((r) => [r.table, r.column, r.resealed, r.current])).toEqual([['sources', 'secret_access_key', 1, 0], ['job_files', 'headers', 1, 0]]);
+      expect((await rotateSealedColumns(before.ctx.db, during)).map((r) => [r.resealed, r.current])).toEqual([[0, 1], [0, 1]]);
+      const sealed = await before.ctx.db.$queryRaw<{ v: string }[]>`SELECT secret_access_key AS v FROM sources UNION ALL SELECT headers FROM job_files WHERE headers IS NOT NULL`;
+      expect(new Set(sealed.map((row) => sealedKeyId(row.v)))).toEqual(new Set([during.currentKeyId]));
+      // A stack holding only the new key serves the stream ZIP again, byte for byte.
+      rotated = await startStack({ DATABASE_URL: databaseUrl, SECRETS_KEY: newKey });
+      const again = await download(streamed.zips[0].download_url.replace(before.url, rotated.url));
       expect(again.status).toBe(200);
-      expect(again.body.equals(before.body)).toBe(true);
+      expect(again.body.equals(first.body)).toBe(true);
     } finally {
-      await rotated.close();
+      await rotated?.close();
+      await before.close();
+      await dropDatabase(databaseUrl);
     }
   });
 });
