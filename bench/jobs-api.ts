@@ -2,6 +2,7 @@
 // depth 0 and at depth 10,000 jobs. Runs the real API against a scratch database.
 //   pnpm bench:jobs
 import { ms, pct, startBenchEnv } from './lib/env';
+import { writeResults } from './lib/report';
 
 const bench = await startBenchEnv();
 const { startApi, createUser, call } = await import('../test/helpers');
@@ -48,6 +49,11 @@ try {
   console.log(`GET /jobs (limit 20) at depth 0:      p50 ${pct(depth0, 50).toFixed(2)} ms, p99 ${pct(depth0, 99).toFixed(2)} ms`);
   console.log(`GET /jobs (limit 20) at depth 10,000: p50 ${pct(deep, 50).toFixed(2)} ms, p99 ${pct(deep, 99).toFixed(2)} ms`);
   console.log(`depth ratio (p50 deep / p50 top): ${(pct(deep, 50) / pct(depth0, 50)).toFixed(2)}`);
+  writeResults({
+    bench: 'jobs',
+    params: { files: 20_000, depth: 10_000 },
+    figures: { createMs: { best: Math.min(...createTimes), median: pct(createTimes, 50), target: 1000 }, page: { depth0: { p50Ms: pct(depth0, 50), p99Ms: pct(depth0, 99) }, depth10000: { p50Ms: pct(deep, 50), p99Ms: pct(deep, 99) } } },
+  });
 } finally {
   await api.close();
   await bench.close();

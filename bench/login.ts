@@ -1,4 +1,4 @@
-// Login bench (issue 16): another user's GET /jobs latency while 20 wrong logins run at once,
+// Login bench: another user's GET /jobs latency while 20 wrong logins run at once,
 // beside the same GET /jobs with no logins. Password hashing runs in libuv's thread pool
 // (native bcrypt), so the API's event loop keeps answering (target: p99 < 100 ms).
 //   pnpm bench:login            (ROUNDS=3 by default)
@@ -10,6 +10,7 @@ import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { freePort } from '../scripts/embedded';
 import { ms, pct, startBenchEnv, startService } from './lib/env';
+import { writeResults } from './lib/report';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CONCURRENT_LOGINS = 20;
@@ -87,6 +88,8 @@ try {
   const line = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (${xs.length} requests)`;
   console.log(`GET /jobs with no logins:                         ${line(alone)}`);
   console.log(`GET /jobs during ${CONCURRENT_LOGINS} concurrent wrong logins:     ${line(during)} (target p99 < 100 ms)`);
+  const figure = (xs: number[]) => ({ p50Ms: pct(xs, 50), p99Ms: pct(xs, 99), maxMs: Math.max(...xs), requests: xs.length });
+  writeResults({ bench: 'login', params: { ROUNDS, CONCURRENT_LOGINS }, figures: { alone: figure(alone), duringLogins: figure(during), targetP99Ms: 100 } });
   console.log(`${CONCURRENT_LOGINS} concurrent wrong logins took ${loginRounds.map((t) => `${(t / 1000).toFixed(1)} s`).join(', ')} per round; answers: ${[...statuses].map(([s, n]) => `${s} x${n}`).join(', ')}`);
 } finally {
   for (const child of children) child.kill('SIGTERM');

@@ -1,4 +1,4 @@
-// Distant-origin bench (issue 14 item 5). An origin in its own process answers each request
+// Distant-origin bench. An origin in its own process answers each request
 // after 40 ms and sends at most 25 MB/s per connection (bench/lib/origin-server.ts with ORIGIN_LATENCY_MS and ORIGIN_RATE_MBPS).
 // For (1) 2,000 files x 256 KiB and (2) 8 files x 256 MiB it prints, each as a ratio to
 // `curl --parallel --parallel-max 8` fetching the same URLs into /dev/null in the same run:
@@ -12,8 +12,13 @@
 //   stream: a stream job's ZIP downloaded whole from the API;
 // for (2) also one curl per file one after another; the packer's peak RSS during each case;
 // and all of it again with fetch concurrency 1 (FETCH_CONCURRENCY=1), so the gain shows.
+// Then (3) the archive writer's time against the file count (FILE_COUNTS of FILE_KIB each) at
+// each concurrency, beside curl's. It writes bench/results/origins.json and three charts:
+// throughput against fetch concurrency, time against file count, the packer's RSS over each
+// stored job (bench/charts/origins-*.svg).
 //   pnpm bench:origins   (SMALL_FILES=2000 SMALL_KIB=256 BIG_FILES=8 BIG_MIB=256 CONCURRENCY=8,1
-//                         ONLY=1|2 LATENCY_MS=40 RATE_MBPS=25 to change)
+//                         FILE_COUNTS=100,300,1000 FILE_KIB=64
+//                         ONLY=1|2|3 LATENCY_MS=40 RATE_MBPS=25 to change)
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -30,6 +35,8 @@ import { createObjectStore, partSizeFor } from '@ap/storage';
 import { newZipFile } from '@ap/zip';
 import { freePort } from '../scripts/embedded';
 import { firstLine, ms, peakRssMiB, resetPeakRss, rssFigure, spawnTs, startBenchEnv, startService } from './lib/env';
+import { sampleRss, writeChart, writeResults } from './lib/report';
+import type { Series } from './lib/svg';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -38,8 +45,11 @@ const SMALL_BYTES = Number(process.env.SMALL_KIB ?? 256) * KiB;
 const BIG_FILES = Number(process.env.BIG_FILES ?? 8);
 const BIG_BYTES = Number(process.env.BIG_MIB ?? 256) * MiB;
 const CONCURRENCIES = (process.env.CONCURRENCY ?? '8,1').split(',').map(Number);
+const FILE_COUNTS = (process.env.FILE_COUNTS ?? '100,300,1000').split(',').map(Number);
+const FILE_BYTES = Number(process.env.FILE_KIB ?? 64) * KiB;
 const ONLY = process.env.ONLY;
-const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
+const rate = (bytes: number, millis: number) => ((bytes / millis) * 1000) / 1e6;
+const MBps = (bytes: number, millis: number) => `${rate(bytes, millis).toFixed(0)} MB/s`;
 
 const originChild = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_LATENCY_MS: process.env.LATENCY_MS ?? '40', ORIGIN_RATE_MBPS: process.env.RATE_MBPS ?? '25' });
 const origin = { url: (await firstLine<{ url: string }>(originChild)).url, child: originChild };
@@ -110,6 +120,32 @@ function curl(urls: string[], parallel: boolean): number {
   return ms(t0);
 }
 
+/** The packer's archive writer over `urls` into a null sink (names and sizes unknown, as for a single ZIP). */
+async function timeWriter(urls: string[], concurrency: number, fetcher: ReturnType<typeof createFetcher>) {
+  let ahead: FetchAhead<unknown> | null = null;
+  const zip = newZipFile();
+  let zipBytes = 0;
+  const drained = pipeline(zip.outputStream, new Writable({ write: (ch: Buffer, _e, cb) => ((zipBytes += ch.length), cb()) }));
+  const t0 = process.hrtime.bigint();
+  await writeArchive(
+    zip,
+    urls.map((url, position) => ({ position, url, filename: null, size: null, entryName: null })),
+    {
+      fetcher,
+      mtime: new Date(),
+      failOnUrlError: true,
+      archiveLimit: Infinity,
+      signal: new AbortController().signal,
+      onBrokenBody: async () => undefined,
+      fetchAhead: { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true },
+      onFetchAhead: (a) => (ahead = a as FetchAhead<unknown>),
+    },
+  );
+  zip.end();
+  await drained;
+  return { writerMs: ms(t0), zipBytes, peakBuffered: (ahead as FetchAhead<unknown> | null)?.peakBufferedBytes ?? 0 };
+}
+
 /** Reads a URL to the end into nothing; the byte count. */
 function drain(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -122,6 +158,8 @@ function drain(url: string): Promise<number> {
   });
 }
 
+const runs: Array<Record<string, any>> = [];
+const fileCounts: Array<{ files: number; concurrency: number; writerS: number; curlParallelS: number }> = [];
 try {
   const results: string[] = [];
   for (const concurrency of CONCURRENCIES) {
@@ -159,30 +197,7 @@ try {
       const parallelMs = curl(c.urls, true);
       const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? curl(c.urls, false) : null;
 
-      // The archive writer into a null sink (names and sizes unknown, as for a single ZIP).
-      let ahead: FetchAhead<unknown> | null = null;
-      const zip = newZipFile();
-      let zipBytes = 0;
-      const drained = pipeline(zip.outputStream, new Writable({ write: (ch: Buffer, _e, cb) => ((zipBytes += ch.length), cb()) }));
-      let t0 = process.hrtime.bigint();
-      await writeArchive(
-        zip,
-        c.urls.map((url, position) => ({ position, url, filename: null, size: null, entryName: null })),
-        {
-          fetcher,
-          mtime: new Date(),
-          failOnUrlError: true,
-          archiveLimit: Infinity,
-          signal: new AbortController().signal,
-          onBrokenBody: async () => undefined,
-          fetchAhead: { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true },
-          onFetchAhead: (a) => (ahead = a as FetchAhead<unknown>),
-        },
-      );
-      zip.end();
-      await drained;
-      const writerMs = ms(t0);
-      const peakBuffered = (ahead as FetchAhead<unknown> | null)?.peakBufferedBytes ?? 0;
+      const { writerMs, zipBytes, peakBuffered } = await timeWriter(c.urls, concurrency, fetcher);
 
       // The stream job is prepared first, untimed: the stored job is then not a fresh API's
       // first request, which pays for its first queries (about 0.15 s, docs in bench/README.md).
@@ -194,6 +209,7 @@ try {
       // and costs the shared cores at each read.
       execFileSync('sync');
       resetPeakRss(packer.pid!);
+      const rss = sampleRss(packer.pid!);
       const posted = Date.now();
       const storedId = await post({ files: c.urls.map((url) => ({ url })) });
       let stored;
@@ -204,6 +220,7 @@ try {
         await new Promise((r) => setTimeout(r, 100));
       }
       const storedMs = stored.completedAt!.getTime() - posted;
+      const rssOverJob = rss.stop();
       const packerRss = peakRssMiB(packer.pid!);
       const storedZip = stored.zips[0]!;
       const storedBytes = Number(storedZip.size);
@@ -218,7 +235,7 @@ try {
       const { uploadMs, completionMs } = await plainUpload(storedBytes);
 
       // A stream job's ZIP, downloaded whole.
-      t0 = process.hrtime.bigint();
+      const t0 = process.hrtime.bigint();
       const streamed = await drain(streamJob.zips[0]!.download_url);
       const streamMs = ms(t0);
       if (streamed !== streamJob.zips[0]!.size) throw new Error(`stream download sent ${streamed} of ${streamJob.zips[0]!.size}`);
@@ -238,15 +255,81 @@ try {
         ].join('\n'),
       );
       console.log(results.at(-1));
+      runs.push({
+        case: c.label,
+        concurrency,
+        bytes: c.bytes,
+        curlParallelMBps: rate(c.bytes, parallelMs),
+        curlSerialMBps: serialMs ? rate(c.bytes, serialMs) : null,
+        writerMBps: rate(zipBytes, writerMs),
+        storedMBps: rate(storedBytes, storedMs),
+        streamMBps: rate(streamed, streamMs),
+        ratios: { writer: parallelMs / writerMs, stored: parallelMs / storedMs, storedWithoutJoin: parallelMs / (storedMs - storedJoinMs), stream: parallelMs / streamMs },
+        packerPeakRssMB: (packerRss * MiB) / 1e6,
+        peakBufferedMiB: peakBuffered / MiB,
+        phasesMs: phases,
+        plainUploadMBps: rate(storedBytes, uploadMs),
+        ...(concurrency === CONCURRENCIES[0] ? { packerRssOverJob: rssOverJob } : {}),
+      });
     }
     fetcher.close();
     for (const s of services) s.kill();
     await Promise.all(services.map((s) => new Promise((r) => (s.exitCode !== null ? r(null) : s.once('exit', r)))));
   }
+  if (!ONLY || ONLY.includes('3')) {
+    const fetcher = createFetcher(fetcherOptions(config));
+    for (const files of FILE_COUNTS) {
+      const urls = Array.from({ length: files }, (_, i) => `${origin.url}/blob/${FILE_BYTES}/${5000 + i}/n${i}.bin`);
+      const curlParallelS = curl(urls, true) / 1000;
+      for (const concurrency of CONCURRENCIES) {
+        const writerS = (await timeWriter(urls, concurrency, fetcher)).writerMs / 1000;
+        fileCounts.push({ files, concurrency, writerS, curlParallelS });
+        console.log(`(3) ${files} files x ${FILE_BYTES / KiB} KiB, fetch concurrency ${concurrency}: writer ${writerS.toFixed(1)} s, curl --parallel-max 8 ${curlParallelS.toFixed(1)} s`);
+      }
+    }
+    fetcher.close();
+  }
   console.log(`targets: ratios >= 0.80 at concurrency 8; packer peak RSS <= 200 MB. Origin: ${process.env.LATENCY_MS ?? 40} ms per request, ${process.env.RATE_MBPS ?? 25} MB/s per connection.`);
+  report();
 } finally {
   for (const c of children) c.kill();
   await db.$disconnect();
   await bench.close();
 }
 process.exit(0);
+
+function report(): void {
+  const params = { SMALL_FILES, SMALL_KIB: SMALL_BYTES / KiB, BIG_FILES, BIG_MIB: BIG_BYTES / MiB, CONCURRENCIES, FILE_COUNTS, FILE_KIB: FILE_BYTES / KiB, LATENCY_MS: Number(process.env.LATENCY_MS ?? 40), RATE_MBPS: Number(process.env.RATE_MBPS ?? 25) };
+  writeResults({ bench: 'origins', params, figures: { runs, fileCounts } });
+  const where = `origin ${params.LATENCY_MS} ms, ${params.RATE_MBPS} MB/s per connection`;
+  for (const c of cases) {
+    const of = runs.filter((r) => r.case === c.label);
+    if (of.length === 0) continue;
+    const line = (name: string, key: string, dashed = false): Series => ({ name, dashed, points: of.map((r) => [r.concurrency, r[key]]) });
+    const slug = c.label.startsWith('(1)') ? 'small' : 'large';
+    if (new Set(of.map((r) => r.concurrency)).size > 1) {
+      writeChart(`origins-throughput-${slug}`, {
+        title: `${c.label.slice(4)}: throughput against fetch concurrency`,
+        xLabel: `FETCH_CONCURRENCY (${where})`,
+        yLabel: 'MB/s',
+        xLog: true,
+        series: [line('archive writer', 'writerMBps'), line('stored job', 'storedMBps'), line('stream download', 'streamMBps'), line('curl --parallel-max 8', 'curlParallelMBps', true)],
+      });
+    }
+    const first = of.find((r) => r.packerRssOverJob);
+    if (first) {
+      const seconds = first.packerRssOverJob.at(-1)?.[0] ?? 0;
+      writeChart(`origins-rss-${slug}`, {
+        title: `Packer RSS over a stored job of ${c.label.slice(4)}`,
+        xLabel: `seconds since POST /jobs (fetch concurrency ${first.concurrency}, ${where})`,
+        yLabel: 'RSS (MB)',
+        series: [{ name: 'packer RSS', points: first.packerRssOverJob }, { name: 'target 200 MB', dashed: true, points: [[0, 200], [seconds, 200]] }],
+      });
+    }
+  }
+  if (fileCounts.length) {
+    const series: Series[] = CONCURRENCIES.map((concurrency) => ({ name: `archive writer, concurrency ${concurrency}`, points: fileCounts.filter((f) => f.concurrency === concurrency).map((f) => [f.files, f.writerS]) }));
+    series.push({ name: 'curl --parallel-max 8', dashed: true, points: fileCounts.filter((f) => f.concurrency === CONCURRENCIES[0]).map((f) => [f.files, f.curlParallelS]) });
+    writeChart('origins-file-count', { title: `Distant origin: time against file count (${FILE_BYTES / KiB} KiB each)`, xLabel: `files (${where})`, yLabel: 'seconds', xLog: true, series });
+  }
+}

@@ -1,4 +1,4 @@
-// Stored pipeline bench (issue 4). Prints four figures, each against a baseline measured in
+// Stored pipeline bench. Prints four figures, each against a baseline measured in
 // the same run on the same loopback origin (a separate process):
 //   (a) packing core: fetch -> ZIP -> null sink, over fetch -> null sink (64 x 16 MiB)
 //   (b) end to end: a stored job, POST -> completed, over a plain fetch + multipart upload of
@@ -20,6 +20,10 @@ import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { freePort } from '../scripts/embedded';
 import { cpuSeconds, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
+import { writeResults } from './lib/report';
+
+/** What bench/results/pipeline.json records, figure by figure. */
+const figures: Record<string, unknown> = {};
 
 const FILES = Number(process.env.FILES ?? 64);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 16) * 1024 * 1024;
@@ -113,8 +117,12 @@ try {
     console.log(line('fetch -> null, one request after another', 'serial'));
     console.log(`    ratio: median ${median(ratios('ahead')).toFixed(2)} (per round ${ratios('ahead').map((x) => x.toFixed(2)).join(' ')}; CPU ${(median(cpu.ahead) / median(cpu.zip)).toFixed(2)})  (target >= 0.90)`);
     console.log(`    against one request after another: median ${median(ratios('serial')).toFixed(2)} (CPU ${(median(cpu.serial) / median(cpu.zip)).toFixed(2)})`);
+    figures.a = { zipMBps: (totalBytes / median(times.zip)) * 1000 / 1e6, baselineMBps: (totalBytes / median(times.ahead)) * 1000 / 1e6, ratio: median(ratios('ahead')), ratioToSerial: median(ratios('serial')), target: 0.9 };
   }
-  if (!runs('b') && !runs('c') && !runs('d')) throw new Done();
+  if (!runs('b') && !runs('c') && !runs('d')) {
+    writeResults({ bench: 'pipeline', params: { FILES, FILE_MIB: FILE_BYTES / 2 ** 20, ONLY: 'a' }, figures });
+    throw new Done();
+  }
 
   // The real services, each its own process, on this run's database, Redis and S3.
   const port = await freePort();
@@ -215,6 +223,7 @@ try {
     console.log(`    ratio: median ${pct(ratios, 50).toFixed(2)} (per round ${ratios.map((x) => x.toFixed(2)).join(' ')})  (target >= 0.90)`);
     const s = (xs: number[]) => pct(xs, 50).toFixed(2);
     console.log(`    CPU s/GiB, medians: plain run ${s(cpu.plain)} (this process) + s3rver ${s(cpu.s3Plain)}; stored job ${s(cpu.packer)} (packer) + s3rver ${s(cpu.s3Job)}`);
+    figures.b = { jobMBps: (totalBytes / pct(jobTimes, 50)) * 1000 / 1e6, baselineMBps: (totalBytes / pct(uploadTimes, 50)) * 1000 / 1e6, ratio: pct(ratios, 50), target: 0.9 };
   }
 
   // (c) peak RSS of the packer on one 4 GiB bin ---------------------------------------------
@@ -237,6 +246,7 @@ try {
         `RSS when it started ${before.toFixed(0)} MiB (${runs('b') ? 'after (b)' : 'a fresh packer'}), idle after start ${idleRss.toFixed(0)} MiB; ${MBps(BIG_BYTES, bigMs)}, ` +
         `packer CPU ${((cpuSeconds(packer.pid!) - cpu0) / bigGib).toFixed(2)} s/GiB, ${((minorFaults(packer.pid!) - faults0) / bigGib).toFixed(0)} page faults/GiB`,
     );
+    figures.c = { packerPeakRssMB: (peak * 2 ** 20) / 1e6, targetMB: 200, MBps: (BIG_BYTES / bigMs) * 1000 / 1e6 };
     await settle((await jobBins(db, bigJob))[0]!.objectKey!);
   }
 
@@ -257,10 +267,13 @@ try {
       if (newest?.id !== split) throw new Error(`GET /jobs: the newest job is ${newest?.id}, not ${split}`);
       status = newest.status;
     }
-    console.log(`(d) preparing ${PREPARE_URLS} URLs (POST -> ${status}): ${(ms(t1) / 1000).toFixed(2)} s (target <= 20 s)`);
+    const preparedS = ms(t1) / 1000;
+    console.log(`(d) preparing ${PREPARE_URLS} URLs (POST -> ${status}): ${preparedS.toFixed(2)} s (target <= 20 s)`);
+    figures.d = { seconds: preparedS, targetSeconds: 20 };
   }
 
   await db.$disconnect();
+  writeResults({ bench: 'pipeline', params: { FILES, FILE_MIB: FILE_BYTES / 2 ** 20, BIG_GIB: BIG_BYTES / 1024 ** 3, PREPARE_URLS, ONLY: ONLY ?? 'abcd' }, figures });
 } catch (err) {
   if (!(err instanceof Done)) throw err;
 } finally {

@@ -16,6 +16,10 @@ import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { freePort } from '../scripts/embedded';
 import { cpuSeconds, firstLine, ms, pct, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
+import { writeResults } from './lib/report';
+
+/** What bench/results/stream.json records, figure by figure. */
+const figures: Record<string, unknown> = {};
 
 const MiB = 1024 * 1024;
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 64) * MiB;
@@ -72,7 +76,8 @@ const originBytes = async () => ((await (await fetch(`${origin.url}/stats`)).jso
 try {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
-  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl };
+  // The concurrent downloads are one user's: the per-user cap (STREAM_DOWNLOADS_PER_USER) sits above them.
+  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, STREAM_DOWNLOADS_PER_USER: String(CONCURRENT + 16) };
   // PROFILE=<dir>: the API writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
   const api = await startService('api', serviceEnv, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
   const preparer = await startService('preparer', serviceEnv);
@@ -147,6 +152,7 @@ try {
       console.log(`    first download (CRCs learned) ${MBps(zip.size, firstMs)}`);
       console.log(`    per round ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
       console.log(`    ratio ${median(ratios).toFixed(2)} against the ${sides[faster]!.name}  (target >= 0.90)`);
+      figures[`a ${files} x ${fileBytes / MiB} MiB`] = { streamMBps: (sides[2]!.bytes / median(times[2]!)) * 1000 / 1e6, baselineMBps: (total / median(times[faster]!)) * 1000 / 1e6, baseline: sides[faster]!.name, ratio: median(ratios), target: 0.9 };
     }
   }
 
@@ -164,6 +170,7 @@ try {
     const fetched = (await originBytes()) - before;
     console.log(`(b) resume of a ${(zip.size / 1024 ** 3).toFixed(2)} GiB stream ZIP at 90%: ${fetched} origin bytes for ${zip.size - cut} remaining, in ${resumeMs.toFixed(0)} ms`);
     console.log(`    ratio ${(fetched / (zip.size - cut)).toFixed(3)}  (target <= 1.2)`);
+    figures.b = { originBytes: fetched, remainingBytes: zip.size - cut, ratio: fetched / (zip.size - cut), target: 1.2 };
   }
 
   // (c) peak RSS, concurrent downloads ------------------------------------------------------
@@ -182,7 +189,9 @@ try {
     const proxyBefore = peakRssMiB(proxy.pid!);
     await Promise.all(Array.from({ length: CONCURRENT }, () => drain(`${proxyUrl}/concat/${FILE_BYTES}/${RSS_FILES}/500`)));
     console.log(`    plain proxy, ${CONCURRENT} concurrent of the same bytes: peak RSS ${peakRssMiB(proxy.pid!).toFixed(0)} MiB (before ${proxyBefore.toFixed(0)} MiB)`);
+    figures.c = { apiPeakRssMiB: peakRssMiB(api.pid!), plainProxyPeakRssMiB: peakRssMiB(proxy.pid!), failed: bad, aggregateMBps: ((zip.size * CONCURRENT) / took) * 1000 / 1e6 };
   }
+  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abc', ROUNDS, CONCURRENT }, figures });
 } finally {
   // Each stops on SIGTERM; waited for, so that a profile is written.
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill())))));

@@ -19,19 +19,12 @@ export type ServiceName = (typeof SERVICES)[number];
 export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
   api: [],
   preparer: [],
-  // Liftoff only: Prisma's wasm query compiler is not tiered up to TurboFan, which took ~50
-  // MiB. A young generation of 1 MiB semi-spaces (V8 grows them to 16 MiB) keeps the heap
-  // ~30 MiB smaller. No memory reducer: after an idle spell it leaves the heap limit just above
-  // the live heap, and the socket chunks' external memory, counted against that limit until a
-  // GC frees it, then starts a full mark-compact every ~70 ms for as long as the packer packs
-  // (CPU per byte x1.6). Not V8's memory-saving mode (--optimize-for-size) either: it keeps an
-  // incremental marking going whenever the heap nears its limit, doubling the CPU per byte; the
-  // upload's reused part buffers (@ap/storage) removed the garbage it was there for. The old
-  // generation grows by half its live size between full GCs, not about twice: a bin of many
-  // small files promotes every request's objects (alive across a round trip), and V8's default
-  // let that garbage reach ~70 MiB (peaks of 202-233 MiB on 2,000 files, 181-191 MiB with it).
-  // docs/decisions.md "Operations" and "Fetching ahead" have the figures. `gc()` is exposed for
-  // the collection an idle packer asks for in place of the memory reducer (main.ts).
+  // Liftoff only: Prisma's wasm query compiler is not tiered up to TurboFan (~50 MiB). 1 MiB
+  // semi-spaces keep the heap smaller. No memory reducer: after an idle spell it pins the heap
+  // limit just above the live heap and the socket chunks' external memory then starts a full
+  // GC every few ms; `gc()` is exposed for the collections an idle packer runs instead
+  // (main.ts). The old generation grows by half its live size, not double: a bin of many small
+  // files promotes every request's objects. docs/decisions.md "Operations" has the figures.
   packer: ['--liftoff-only', '--max-semi-space-size=1', '--no-memory-reducer', '--heap-growing-percent=50', '--expose-gc'],
 };
 

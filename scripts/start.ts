@@ -8,11 +8,13 @@
 // hands its bins back. A second Ctrl-C/SIGTERM (a second after the first or later: the relayed
 // copies of one keypress arrive within milliseconds) kills them at once.
 import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '@ap/config';
 import { ensureDatabase, migrate } from '@ap/db';
+import { listen, PortInUseError } from '@ap/service-kit';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
 import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
 import { buildServices, spawnService, SERVICES, type ServiceName } from './services';
@@ -73,6 +75,30 @@ async function redisAnswers(url: string): Promise<boolean> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** Whether another process holds `port`. */
+async function portInUse(port: number): Promise<boolean> {
+  const probe = net.createServer();
+  try {
+    await listen(probe, port);
+    return false;
+  } catch (err) {
+    if (err instanceof PortInUseError) return true;
+    throw err;
+  } finally {
+    probe.close();
+  }
+}
+
+// --- the ports asked for, before anything starts: a service on a taken port would not serve ---
+// (values that are not port numbers are reported by loadConfig below, with the other variables)
+const portNumber = (value: string | undefined) => (value && /^\d+$/.test(value) && Number(value) > 0 && Number(value) < 65_536 ? Number(value) : null);
+const wantedPorts: Array<[number | null, string]> = [[portNumber(env.PORT || '3000'), 'PORT, the API']];
+const firstHealthPort = portNumber(env.HEALTH_PORT);
+if (firstHealthPort) for (const [i, name] of SERVICES.entries()) wantedPorts.push([firstHealthPort + i, `HEALTH_PORT + ${i}, the ${name}'s operations port`]);
+for (const [port, what] of wantedPorts) {
+  if (port !== null && (await portInUse(port))) die(`port ${port} is in use (${what}): stop what holds it, or choose another port`);
 }
 
 // --- the service bundles, before anything is started that would have to be stopped ---

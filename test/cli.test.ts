@@ -178,8 +178,11 @@ describe('create --from FILE --wait --download DIR', () => {
     const run = await runCli(['create', '--from', urlFile(inputs.slice(0, 1)), '--download', dir]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^created job [0-9a-f-]{36}\n/);
-    expect(run.stdout).toMatch(/1 entries verified \(downloaded\)/);
+    expect(run.stdout).toMatch(/1 entry verified \(downloaded\)/);
     expect(run.stderr).toBe('');
+    const jobId = /^created job ([0-9a-f-]{36})/.exec(run.stdout)![1]!;
+    expect((await runCli(['jobs', 'get', jobId])).stdout).toMatch(new RegExp(`^job ${jobId}: completed, 1/1 file, 1 ZIP, \\d+(\\.\\d)? kB\n  1\\. .+\\.zip  completed  1 file  `));
+    expect((await runCli(['jobs', 'list', '--limit', '1'])).stdout).toMatch(new RegExp(`^${jobId}  completed\\s+1/1 file  1 ZIP  `));
   });
 });
 

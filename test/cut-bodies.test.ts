@@ -1,4 +1,4 @@
-// A body cut midway is continued, not failed (issue 14 item 4): an origin whose first GET of a
+// A body cut midway is continued, not failed: an origin whose first GET of a
 // file closes the connection at 50%, or stalls there past the idle timeout, still gives a job
 // with the right bytes, stored, split and stream; the continuation is a ranged GET from the
 // last byte received, carrying the validator.

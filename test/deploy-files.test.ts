@@ -14,6 +14,7 @@ import * as appsV1 from 'kubernetes-models/apps/v1';
 import * as batchV1 from 'kubernetes-models/batch/v1';
 import * as autoscalingV2 from 'kubernetes-models/autoscaling/v2';
 import * as policyV1 from 'kubernetes-models/policy/v1';
+import * as networkingV1 from 'kubernetes-models/networking.k8s.io/v1';
 import * as kedaV1alpha1 from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import { OPERATOR_BUNDLES } from '../scripts/runtime-image';
 import { SERVICE_ENV, SERVICES, serviceArgs } from '../scripts/services';
@@ -136,6 +137,7 @@ const MODELS: Record<string, Record<string, unknown>> = {
   'batch/v1': batchV1,
   'autoscaling/v2': autoscalingV2,
   'policy/v1': policyV1,
+  'networking.k8s.io/v1': networkingV1,
   'keda.sh/v1alpha1': kedaV1alpha1,
 };
 
@@ -152,11 +154,12 @@ describe('k8s manifests', () => {
   const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
   const kustomization = yaml.load(read('k8s/kustomization.yaml')) as { resources: string[]; images: { name: string; newName: string; newTag: string }[] };
   const deployment = (component: string) => byKind('Deployment').find((d) => d.metadata.name === `archive-packager-${component}`)!;
-  const podSpecs = () => [...byKind('Deployment'), ...byKind('Job')].map((d) => ({ name: d.metadata.name, spec: d.spec.template.spec }));
+  const podSpecs = () => byKind('Deployment').map((d) => ({ name: d.metadata.name, spec: d.spec.template.spec }));
+  const containersOf = (spec: any) => [...(spec.initContainers ?? []), ...spec.containers];
 
   it('every one is valid against the Kubernetes or KEDA schema of its kind (which does reject a wrong one)', () => {
     expect(docs.map((d) => d.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'Deployment', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget', 'ScaledObject', 'Secret', 'Service'],
+      ['ConfigMap', 'Deployment', 'Deployment', 'Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'PodDisruptionBudget', 'PodDisruptionBudget', 'PodDisruptionBudget', 'ScaledObject', 'Secret', 'Service'],
     );
     for (const { file, ...doc } of docs) {
       try {
@@ -173,16 +176,51 @@ describe('k8s manifests', () => {
     expect(() => validateManifest(badScaler)).toThrow(/threshold/);
   });
 
-  it('kustomization.yaml applies every manifest but the Secret template, and is the one place the image version is set', () => {
-    expect([...kustomization.resources].sort()).toEqual(files.filter((f) => f !== 'secret.template.yaml').sort());
+  it('kustomization.yaml applies every manifest but the Secret template and the Ingress example, and is the one place the image version is set', () => {
+    expect([...kustomization.resources].sort()).toEqual(files.filter((f) => f !== 'secret.template.yaml' && f !== 'ingress.example.yaml').sort());
     expect(kustomization.images).toEqual([{ name: 'archive-packager', newName: expect.any(String), newTag: expect.stringMatching(/^\d+\.\d+\.\d+$/) }]);
-    for (const { spec } of podSpecs()) for (const c of spec.containers) expect(c.image).toBe(`archive-packager:${kustomization.images[0]!.newTag}`);
+    for (const { spec } of podSpecs()) for (const c of containersOf(spec)) expect(c.image).toBe(`archive-packager:${kustomization.images[0]!.newTag}`);
   });
 
-  it('have a ConfigMap and Secret that together hold every variable', () => {
+  it('have a ConfigMap and Secret that together hold every variable, with AWS S3 as it is (no endpoint to delete)', () => {
     const cm = byKind('ConfigMap')[0]!;
     const secret = byKind('Secret')[0]!;
-    expect(Object.keys({ ...cm.data, ...secret.stringData })).toEqual(expect.arrayContaining(REQUIRED_ENV));
+    expect(Object.keys({ ...cm.data, ...secret.stringData })).toEqual(expect.arrayContaining(REQUIRED_ENV.filter((name) => name !== 'S3_ENDPOINT')));
+    expect(cm.data.S3_ENDPOINT).toBeUndefined();
+    expect(cm.data.S3_FORCE_PATH_STYLE).toBe('false');
+  });
+
+  it('migrate before any service starts, in an init container of every pod that an apply can repeat (no Job whose template is immutable)', () => {
+    expect(byKind('Job')).toEqual([]);
+    const inits = podSpecs().map(({ spec }) => spec.initContainers);
+    for (const init of inits) {
+      expect(init).toHaveLength(1);
+      expect(init[0]).toMatchObject({ name: 'migrate', command: ['node', OPERATOR_BUNDLES.migrate] });
+      expect(init[0].image).toBe(podSpecs()[0]!.spec.containers[0].image);
+      expect(init[0].envFrom).toEqual(podSpecs()[0]!.spec.containers[0].envFrom);
+    }
+    // One definition, written out in each Deployment: they must not drift apart.
+    expect(new Set(inits.map((init) => JSON.stringify(init))).size).toBe(1);
+  });
+
+  it('leave the replica count of an autoscaled Deployment to its autoscaler, so an apply does not reset it', () => {
+    const scaled = [...byKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name), ...byKind('ScaledObject').map((s) => s.spec.scaleTargetRef.name)];
+    expect(scaled.sort()).toEqual(['archive-packager-api', 'archive-packager-packer']);
+    for (const name of scaled) expect([name, byKind('Deployment').find((d) => d.metadata.name === name)!.spec.replicas]).toEqual([name, undefined]);
+    expect(deployment('preparer').spec.replicas).toBeGreaterThanOrEqual(2);
+  });
+
+  it('give an example Ingress with TLS for the host of PUBLIC_BASE_URL, routing to the API Service', () => {
+    const [ingress, ...others] = byKind('Ingress');
+    expect(others).toEqual([]);
+    const host = new URL(byKind('ConfigMap')[0]!.data.PUBLIC_BASE_URL).host;
+    expect(new URL(byKind('ConfigMap')[0]!.data.PUBLIC_BASE_URL).protocol).toBe('https:');
+    expect(ingress!.spec.tls).toEqual([{ hosts: [host], secretName: expect.any(String) }]);
+    expect(ingress!.spec.rules.map((r: any) => r.host)).toEqual([host]);
+    const backend = ingress!.spec.rules[0].http.paths[0].backend.service;
+    const service = byKind('Service')[0]!;
+    expect(backend.name).toBe(service.metadata.name);
+    expect(service.spec.ports.map((p: any) => p.name)).toContain(backend.port.name);
   });
 
   it('have a Deployment per service running its bundle, probed on /healthz and /readyz', () => {
@@ -197,7 +235,6 @@ describe('k8s manifests', () => {
       expect(d.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8081', 'prometheus.io/path': '/metrics' });
     }
     expect(byKind('Service')[0]!.spec.selector['app.kubernetes.io/component']).toBe('api');
-    expect(byKind('Job')[0]!.spec.template.spec.containers[0].command).toEqual(['node', OPERATOR_BUNDLES.migrate]);
   });
 
   it('give each pod the grace period its shutdown needs, and no more than a little over it', () => {
@@ -214,7 +251,7 @@ describe('k8s manifests', () => {
     for (const { name, spec } of podSpecs()) {
       expect([name, spec.securityContext]).toEqual([name, expect.objectContaining({ runAsNonRoot: true, runAsUser: expect.any(Number), seccompProfile: { type: 'RuntimeDefault' } })]);
       expect(spec.automountServiceAccountToken).toBe(false);
-      for (const c of spec.containers) {
+      for (const c of containersOf(spec)) {
         expect([name, c.securityContext]).toEqual([name, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }]);
         expect([name, Object.keys(c.resources.requests).sort(), Object.keys(c.resources.limits).sort()]).toEqual([name, ['cpu', 'memory'], ['cpu', 'memory']]);
       }
@@ -246,8 +283,16 @@ describe('k8s manifests', () => {
 });
 
 describe('.github/workflows/ci.yml', () => {
-  const workflow = yaml.load(read('.github/workflows/ci.yml')) as { jobs: Record<string, { steps: { run?: string }[] }> };
+  const workflow = yaml.load(read('.github/workflows/ci.yml')) as { jobs: Record<string, { steps: { run?: string; uses?: string }[] }> };
   const runs = (job: string) => workflow.jobs[job]!.steps.map((s) => s.run ?? '').join('\n');
+
+  it('installs what the tests need as .ci/run does: Chromium at /usr/bin/chromium, unzip, 7-Zip, bsdtar', () => {
+    const test = runs('test');
+    expect(test).toMatch(/apt-get install -y .*\bunzip\b.*\bp7zip-full\b.*\blibarchive-tools\b/);
+    expect(workflow.jobs.test!.steps.some((s: { uses?: string }) => s.uses?.startsWith('browser-actions/setup-chrome@'))).toBe(true);
+    expect(test).toContain('/usr/bin/chromium --version');
+    expect(test.indexOf('/usr/bin/chromium')).toBeLessThan(test.indexOf('pnpm test'));
+  });
 
   it('runs the tests, and the smoke test against docker compose up --wait with the first user\'s key', () => {
     expect(runs('test')).toContain('pnpm test');

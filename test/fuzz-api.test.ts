@@ -1,4 +1,4 @@
-// Property-based fuzzing of the running API (issue 16): generated bodies, paths, ids, cursors,
+// Property-based fuzzing of the running API: generated bodies, paths, ids, cursors,
 // tokens and headers for every route (test/fuzz/routes.ts), with a fixed seed and a bounded
 // count. Properties: never a 5xx; every error in the envelope with a known code; 405 with
 // Allow, 429 with Retry-After; no stack trace and no secret (API key, session secret,

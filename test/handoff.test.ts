@@ -111,7 +111,7 @@ describe('Redis losing its data mid-job', () => {
       const jobA = await createJob({ files: [{ url: `${origin.url}/a.bin` }] });
       await until(async () => (await stack.ctx.db.zip.count({ where: { jobId: jobA, status: 'processing' } })) === 1, 'job A is being packed', 30_000);
       const jobB = await createJob({ files: [{ url: `${origin.url}/b.bin` }] });
-      expect(await stack.ctx.queues.pack.getWaitingCount()).toBe(1);
+      expect(await stack.ctx.queues.pack.getJobCountByTypes('waiting', 'prioritized')).toBe(1);
 
       // Every key of this stack's queues is gone, as after a Redis restart without persistence.
       const redis = new Redis(process.env.REDIS_URL!);
@@ -122,7 +122,7 @@ describe('Redis losing its data mid-job', () => {
       const flushed = Date.now();
       origin.open();
       // Scoped to these jobs: other test files' unfinished work shares the database, not these queues.
-      stopMaintenance = startMaintenance(stack.ctx, stack.ctx.queues, { scope: { jobIds: [jobA, jobB] } });
+      stopMaintenance = await startMaintenance(stack.ctx, stack.ctx.queues, { scope: { jobIds: [jobA, jobB] } });
 
       for (const jobId of [jobA, jobB]) {
         const job = await waitForJob(stack.url, key, jobId, ['completed', 'failed'], 60_000);

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
 import { answerClientErrors, createApp, createUserWithKey, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
-import { createWorkQueues, type WorkQueues } from '@ap/jobs';
+import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/service-kit';
 import { checkResponse } from './contract';
 
@@ -21,7 +21,7 @@ export function testConfig(overrides: Partial<Record<keyof Config, string>> = {}
 /** Starts the real API on an ephemeral port. */
 export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, appOptions: AppOptions = {}): Promise<TestApi> {
   const base = createServiceContext('api-test', testConfig(overrides));
-  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
+  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
   const server: Server = createApp(ctx, appOptions).listen(0, '127.0.0.1');
   answerClientErrors(server);
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
 import { answerClientErrors, createApp, type AppOptions } from '@ap/api';
-import { createWorkQueues, type WorkQueues } from '@ap/jobs';
+import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
 import { createWorker, type Worker } from '@ap/queue';
@@ -38,7 +38,7 @@ export async function startStack(
     server.close();
     throw err;
   }
-  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX) };
+  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
   server.on('request', createApp(ctx, options.app));
   answerClientErrors(server);
   const workers: Worker[] = [];

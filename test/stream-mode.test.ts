@@ -26,7 +26,8 @@ let key: string;
 
 beforeAll(async () => {
   // Small checkpoint interval so a test-sized body gets several.
-  stack = await startStack({}, { app: { stream: { checkpointEvery: 4 * MiB } } });
+  // Above the 50 concurrent downloads one test holds (the per-user cap is tested in stream-slots.test.ts).
+  stack = await startStack({ STREAM_DOWNLOADS_PER_USER: '64' }, { app: { stream: { checkpointEvery: 4 * MiB } } });
   origin = await startOrigin();
   synthetic = await startSyntheticOrigin();
   key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;

@@ -1,5 +1,5 @@
 // A worker's own errors (BullMQ's lock renewals after a Redis flush) go to the JSON log, not to
-// stderr as bare stack traces (issue 16).
+// stderr as bare stack traces.
 import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

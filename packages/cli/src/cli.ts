@@ -5,8 +5,9 @@ import { readFile } from 'node:fs/promises';
 import { mkdir } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ApiRequestError, ArchiveClient, DownloadError, ZipVerificationError, type Job, type JobCreateRequest, type WebhookEvent } from '@ap/sdk';
-import { Output } from './output';
-import { formatBytes, parseSize, parseUrlList } from './sizes';
+import { count, Output } from './output';
+import { formatBytes, parseSize } from '@ap/contract/sizes';
+import { parseUrlList } from '@ap/contract/url-list';
 import { applyPrivateSourceOptions, registerSourceCommands, withPrivateSourceOptions } from './sources';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -84,12 +85,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       signal: io.signal,
       onUpdate: (j) => {
         const ready = j.zips.filter((z) => z.status === 'completed').length;
-        const total = Math.max(j.zip_count, j.zips.length, 1);
         if (!barStarted) {
-          out.waitBar(total, j.status);
+          out.waitBar(j.status);
           barStarted = true;
         }
-        out.updateWait(ready, total, j.file_count, j.status);
+        out.updateWait({ progress: j.progress, ready, zips: Math.max(j.zip_count, j.zips.length), files: j.file_count, status: j.status });
       },
     });
     out.stopBar();
@@ -97,8 +97,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 
   function describeJob(job: Job): void {
-    out.line(`job ${job.id}: ${job.status}, ${job.file_count}/${job.url_count} files, ${job.zips.length} ZIP${job.zips.length === 1 ? '' : 's'}${job.total_size ? `, ${formatBytes(job.total_size)}` : ''}`);
-    for (const z of job.zips) out.line(`  ${z.sequence}. ${z.filename}  ${z.status}  ${z.file_count} files${z.size !== null ? `  ${formatBytes(z.size)}` : ''}`);
+    out.line(`job ${job.id}: ${job.status}, ${job.file_count}/${count(job.url_count, 'file')}, ${count(job.zips.length, 'ZIP')}${job.total_size ? `, ${formatBytes(job.total_size)}` : ''}`);
+    for (const z of job.zips) out.line(`  ${z.sequence}. ${z.filename}  ${z.status}  ${count(z.file_count, 'file')}${z.size !== null ? `  ${formatBytes(z.size)}` : ''}`);
     for (const e of job.errors ?? []) out.line(`  error: ${e.url ? `${e.url}: ` : ''}${e.error}`);
   }
 
@@ -124,7 +124,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       });
       out.stopBar();
       const how = result.alreadyComplete ? 'already complete' : result.resumedFrom > 0 ? `resumed at ${formatBytes(result.resumedFrom)}` : 'downloaded';
-      out.line(`${result.path}  ${formatBytes(result.bytes)}, ${result.check.entries} entries verified${result.check.crcChecked ? ' (CRC-32)' : ''} (${how})`);
+      out.line(`${result.path}  ${formatBytes(result.bytes)}, ${count(result.check.entries, 'entry', 'entries')} verified${result.check.crcChecked ? ' (CRC-32)' : ''} (${how})`);
       paths.push(result.path);
     }
     return paths;
@@ -176,7 +176,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async (opts: { status?: 'pending' | 'processing' | 'completed' | 'failed'; limit?: number; cursor?: string }, cmd: Command) => {
       const client = clientOf(cmd);
       const page = await client.listJobs({ status: opts.status, limit: opts.limit, cursor: opts.cursor });
-      for (const j of page.jobs) out.line(`${j.id}  ${j.status.padEnd(10)}  ${String(j.file_count).padStart(5)}/${j.url_count} files  ${j.zip_count} ZIPs  ${j.created_at}`);
+      for (const j of page.jobs) out.line(`${j.id}  ${j.status.padEnd(10)}  ${String(j.file_count).padStart(5)}/${count(j.url_count, 'file')}  ${count(j.zip_count, 'ZIP')}  ${j.created_at}`);
       out.line(`${page.jobs.length} of ${page.meta.total}${page.meta.has_more ? `; next page: --cursor ${page.meta.next_cursor}` : ''}`);
       out.result({ success: true, jobs: page.jobs, meta: page.meta });
     });

@@ -1,7 +1,12 @@
 // Where the CLI writes: results on stdout (with --json only one JSON object, as the last line),
 // messages and progress bars on stderr, bars only on a terminal and never with --json.
 import cliProgress from 'cli-progress';
-import { formatBytes } from './sizes';
+import { formatBytes } from '@ap/contract/sizes';
+
+/** "1 ZIP", "2 ZIPs", "1 entry", "3 entries". */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
 
 export class Output {
   readonly json: boolean;
@@ -35,20 +40,21 @@ export class Output {
     if (this.json) this.stdout.write(`${JSON.stringify(value)}\n`);
   }
 
-  waitBar(total: number, status: string): void {
+  /** The job's progress bar: its bytes written (`progress`), or its ZIPs ready while sizes are unknown. */
+  waitBar(status: string): void {
     if (!this.showProgress) return;
     this.stopBar();
     this.bar = new cliProgress.SingleBar(
-      { format: 'waiting  [{bar}] {value}/{total} ZIPs ready | {files} files | {status}', stream: this.stderr, hideCursor: true, clearOnComplete: false },
+      { format: 'waiting  [{bar}] {percentage}% | {ready}/{zips} ZIPs ready | {files} files | {status}', stream: this.stderr, hideCursor: true, clearOnComplete: false },
       cliProgress.Presets.shades_classic,
     );
-    this.bar.start(Math.max(total, 1), 0, { status, files: 0 });
+    this.bar.start(1000, 0, { status, files: 0, ready: 0, zips: 0 });
   }
 
-  updateWait(done: number, total: number, files: number, status: string): void {
+  updateWait(job: { progress: number | null; ready: number; zips: number; files: number; status: string }): void {
     if (!this.bar) return;
-    this.bar.setTotal(Math.max(total, 1));
-    this.bar.update(done, { status, files });
+    const share = job.progress ?? job.ready / Math.max(job.zips, 1);
+    this.bar.update(Math.round(share * 1000), { status: job.status, files: job.files, ready: job.ready, zips: job.zips });
   }
 
   downloadBar(label: string, total: number | null, start: number): void {

@@ -51,3 +51,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...valid, PORT: '', LOG_LEVEL: '' })).toMatchObject({ PORT: 3000, LOG_LEVEL: 'info' });
   });
 });
+
+describe('fair share settings', () => {
+  it('reads PLAN_CONCURRENT_BINS as plan=number pairs over the defaults, and STREAM_DOWNLOADS_PER_USER', () => {
+    expect(loadConfig(valid)).toMatchObject({ PLAN_CONCURRENT_BINS: { free: 1, starter: 2, pro: 4, scale: 8 }, STREAM_DOWNLOADS_PER_USER: 20 });
+    expect(loadConfig({ ...valid, PLAN_CONCURRENT_BINS: 'free=2, scale=16', STREAM_DOWNLOADS_PER_USER: '5' })).toMatchObject({
+      PLAN_CONCURRENT_BINS: { free: 2, starter: 2, pro: 4, scale: 16 },
+      STREAM_DOWNLOADS_PER_USER: 5,
+    });
+  });
+
+  it('names a bad pair', () => {
+    expect(() => loadConfig({ ...valid, PLAN_CONCURRENT_BINS: 'free=1,gold=3' })).toThrow(/PLAN_CONCURRENT_BINS must be plan=number pairs .*"gold=3"/);
+    expect(() => loadConfig({ ...valid, PLAN_CONCURRENT_BINS: 'free=0' })).toThrow(/PLAN_CONCURRENT_BINS/);
+  });
+});

@@ -45,6 +45,23 @@ const port = z.coerce
 
 const positiveInt = z.coerce.number({ error: 'must be a whole number' }).int({ error: 'must be a whole number' }).positive({ error: 'must be greater than 0' });
 
+const PLANS_WITH_CAPS = ['free', 'starter', 'pro', 'scale'] as const;
+export type PlanConcurrentBins = Readonly<Record<(typeof PLANS_WITH_CAPS)[number], number>>;
+
+/** `free=1,starter=2,pro=4,scale=8`: running bins per user, by plan; plans left out keep their default. */
+const planConcurrentBins = z.string().transform((value, ctx): PlanConcurrentBins => {
+  const caps: Record<string, number> = { free: 1, starter: 2, pro: 4, scale: 8 };
+  for (const pair of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^(free|starter|pro|scale)=([1-9][0-9]{0,3})$/.exec(pair);
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: `must be plan=number pairs separated by commas (free, starter, pro, scale; 1-9999), not "${pair}"` });
+      return z.NEVER;
+    }
+    caps[match[1]!] = Number(match[2]);
+  }
+  return caps as PlanConcurrentBins;
+});
+
 const schema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   REDIS_URL: url(['redis:', 'rediss:']),
@@ -82,6 +99,10 @@ const schema = z.object({
   // How long a worker's claim on a queue job lasts without renewal; a killed worker's job is
   // picked up by another once it lapses.
   WORKER_LOCK_MS: positiveInt.default(30_000),
+  // Fair share (docs/fair-share.md): running bins per user by plan, and stream downloads in
+  // flight per user.
+  PLAN_CONCURRENT_BINS: planConcurrentBins.prefault('free=1,starter=2,pro=4,scale=8'),
+  STREAM_DOWNLOADS_PER_USER: positiveInt.default(20),
   // Unit of the webhook retry schedule (1, 5, 30, 120, 300, 600, 720 units): one minute in
   // production; tests shrink it so a whole schedule runs in seconds.
   WEBHOOK_RETRY_BASE_MS: positiveInt.default(60_000),

@@ -13,6 +13,8 @@ describe('error codes', () => {
       EXPIRED_TOKEN: 403,
       RATE_LIMITED: 429,
       METHOD_NOT_ALLOWED: 405,
+      IDEMPOTENCY_KEY_REUSED: 422,
+      IDEMPOTENCY_KEY_IN_USE: 409,
       INTERNAL_ERROR: 500,
     });
     expect(statusOf('RATE_LIMITED')).toBe(429);

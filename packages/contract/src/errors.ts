@@ -12,6 +12,10 @@ export const ERROR_CODES = {
   RATE_LIMITED: 429,
   /** A known path asked with a method it does not take (decisions.md "Hardening"); with `Allow`. */
   METHOD_NOT_ALLOWED: 405,
+  /** An Idempotency-Key sent again with another method, path or body (decisions.md "Idempotent requests"). */
+  IDEMPOTENCY_KEY_REUSED: 422,
+  /** An Idempotency-Key whose first request is still running: retry later. */
+  IDEMPOTENCY_KEY_IN_USE: 409,
   INTERNAL_ERROR: 500,
 } as const satisfies Record<string, number>;
 

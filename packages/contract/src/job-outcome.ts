@@ -17,6 +17,33 @@ export interface OutcomeZip {
   fileCount: number;
   size: bigint | number | null;
   error: string | null;
+  /** Bytes written so far (the packer records it about once a second). */
+  bytesDone?: bigint | number;
+  /** Size predicted by the layout, when every input size is known. */
+  plannedSize?: bigint | number | null;
+}
+
+/** A ZIP's progress figures (decisions.md "Progress"); stream ZIPs are never written ahead. */
+export function zipProgress(z: Pick<OutcomeZip, 'status' | 'size' | 'bytesDone' | 'plannedSize'>, stream: boolean): { bytes_done: number; expected_size: number | null } {
+  const completed = z.status === 'completed' && z.size !== null;
+  const expected = z.plannedSize ?? (completed ? z.size : null);
+  return {
+    bytes_done: stream ? 0 : completed ? Number(z.size) : Number(z.bytesDone ?? 0),
+    expected_size: expected === null || expected === undefined ? null : Number(expected),
+  };
+}
+
+/**
+ * Sum of bytes done over sum of expected sizes, to 3 decimals, below 1 until the job completes;
+ * null while a size is unknown (no bins yet, or an input without a known length).
+ */
+export function jobProgress(status: string, zips: readonly { bytes_done: number; expected_size: number | null }[]): number | null {
+  if (status === 'completed') return 1;
+  if (zips.length === 0 || zips.some((z) => z.expected_size === null)) return null;
+  const expected = zips.reduce((s, z) => s + z.expected_size!, 0);
+  if (expected === 0) return 0;
+  const share = Math.min(1, zips.reduce((s, z) => s + z.bytes_done, 0) / expected);
+  return Math.min(Math.round(share * 1000) / 1000, 0.999);
 }
 
 export interface UrlError {
@@ -35,6 +62,8 @@ export function jobOutcome(input: {
   jobError: string | null;
   /** The signed link of a ZIP, or null when it is not downloadable. */
   downloadUrl(zip: OutcomeZip): string | null;
+  /** A stream job: its ZIPs are built at download time, nothing is written ahead. */
+  stream?: boolean;
 }): { errors: UrlError[]; zips: ZipEntryView[] } {
   const errors: UrlError[] = [];
   const byZip = new Map<string, UrlError[]>();
@@ -59,6 +88,7 @@ export function jobOutcome(input: {
         size: z.status === 'completed' && z.size !== null ? Number(z.size) : null,
         download_url: input.downloadUrl(z),
         ...(zipErrors ? { errors: zipErrors } : {}),
+        ...zipProgress(z, input.stream ?? false),
       };
     }),
   };

@@ -49,6 +49,11 @@ export const fileEntryViewSchema = z
   })
   .meta({ id: 'FileEntry' });
 
+/** decisions.md "Progress": the share of the job's bytes written. */
+function jobProgressSchema() {
+  return z.number().min(0).max(1).nullable().describe('sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown');
+}
+
 /** api.md "ZIP entry" (`zips[]`). */
 export const zipEntryViewSchema = z
   .strictObject({
@@ -60,6 +65,8 @@ export const zipEntryViewSchema = z
     size: bytes().nullable().describe('final size in bytes; null until the ZIP is completed'),
     download_url: z.string().nullable().describe('signed URL; null unless the ZIP is completed and the job not expired'),
     errors: z.array(errorEntryViewSchema).optional().describe('per-bin errors; only when there are some'),
+    bytes_done: bytes().describe('bytes of this ZIP written so far: its size when completed, 0 while pending and for stream jobs'),
+    expected_size: bytes().nullable().describe('the predicted final size, or null when unknown'),
   })
   .meta({ id: 'Zip' });
 export type ZipEntryView = z.output<typeof zipEntryViewSchema>;
@@ -92,12 +99,13 @@ export const jobViewSchema = z
     fail_on_zip_error: z.boolean(),
     zips: z.array(zipEntryViewSchema),
     errors: z.array(errorEntryViewSchema).optional().describe('only when applicable'),
+    progress: jobProgressSchema(),
   })
   .meta({ id: 'Job' });
 export type JobView = z.output<typeof jobViewSchema>;
 
 /** api.md "Job (list item)" (`GET /jobs`). */
-export const jobListItemViewSchema = z.strictObject(jobCommon).meta({ id: 'JobListItem' });
+export const jobListItemViewSchema = z.strictObject({ ...jobCommon, progress: jobProgressSchema() }).meta({ id: 'JobListItem' });
 export type JobListItemView = z.output<typeof jobListItemViewSchema>;
 
 /** api.md "Pagination meta". */

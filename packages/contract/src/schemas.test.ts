@@ -88,7 +88,7 @@ describe('jobCreateSchema', () => {
   });
 
   it('validates URLs', () => {
-    for (const url of ['https://h', 'http://h:8080/a b', 'https://user:pw@h/x', 'http://[::1]/x', `https://h/${'a'.repeat(8_000)}`]) {
+    for (const url of ['https://h', 'http://h:8080/a%20b', 'https://user:pw@h/x', 'http://[::1]/x', `https://h/${'a'.repeat(8_000)}`]) {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: true });
     }
     for (const url of ['ftp://h/x', 'file:///etc/passwd', 'h/x', '', ' https://h/x', 'https://h/x ', 'https://h/\tx', 'https://', 'mailto:a@b.c', 'javascript:alert(1)']) {
@@ -99,7 +99,7 @@ describe('jobCreateSchema', () => {
     for (const url of ['http:///path', 'http:127.0.0.1', 'http:/127.0.0.1/x', 'HTTPS:example.com', 'http:\\\\h\\x', 'http:/\\h/x', 'http://@/x', 'http://u:p@/x', 'http://:80/x', 'http://./x', 'http://../x', 'http://?x', 'http://#x']) {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: false });
     }
-    for (const url of ['HTTP://h/x', 'http://h\\x', 'http://h:/x', 'http://[2001:db8::1]:8080/x', 'http://u@h@i/x', 'http://1.2.3.4']) {
+    for (const url of ['HTTP://h/x', 'http://h:/x', 'http://[2001:db8::1]:8080/x', 'http://u@h@i/x', 'http://1.2.3.4']) {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: true });
     }
     expect(problem(jobCreateSchema, { files: [{ url: 'http:127.0.0.1' }] })).toBe(
@@ -108,6 +108,14 @@ describe('jobCreateSchema', () => {
     expect(problem(jobCreateSchema, { files: [{ url: 'http:///path' }] })).toBe('files[0].url: must be an http or https URL with a host, like https://example.com/file (the host is missing)');
     expect(problem(jobCreateSchema, { files: [{ url: `https://h/${'a'.repeat(8_200)}` }] })).toBe('files[0].url: must be at most 8192 characters');
     expect(problem(jobCreateSchema, { files: [{ url: 5 }, {}] })).toBe('files[0].url: must be a string; files[1].url: is required');
+  });
+
+  it('refuses a URL with a character it cannot carry raw, naming the field and the encoding', () => {
+    for (const url of ['https://h/a b.pdf', 'https://h/a\u00a0b', 'https://h/x?q="1"', 'https://h/<x>', 'http://h\\x', 'https://h/a^b', 'https://h/`x`', 'https://h/{x}', 'https://h/a|b']) {
+      expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: false });
+    }
+    expect(problem(jobCreateSchema, { files: [file, { url: 'https://h/my file.pdf' }] })).toBe('files[1].url: must not contain a space: a URL carries it percent-encoded (%20)');
+    expect(problem(jobCreateSchema, { files: [{ url: 'https://h/a|b' }] })).toBe('files[0].url: must not contain "|": a URL carries it percent-encoded (%7C)');
   });
 
   it('validates given filenames with the entry-name rules', () => {
@@ -135,7 +143,7 @@ describe('jobCreateSchema', () => {
     expect(parsed(jobCreateSchema, { files: [file], max_zip_size_bytes: 104_857_600 }).max_zip_size_bytes).toBe(104_857_600);
     for (const max_zip_size_bytes of [104_857_599, 536_870_912_001, 2e8 + 0.5, '200000000', true]) {
       expect(problem(jobCreateSchema, { files: [file], max_zip_size_bytes })).toBe(
-        'max_zip_size_bytes: must be a whole number of bytes from 104857600 (100 MiB) to 536870912000 (500 GiB), or null',
+        'max_zip_size_bytes: must be a whole number of bytes from 104857600 (104.9 MB) to 536870912000 (536.9 GB), or null',
       );
     }
   });

@@ -25,6 +25,7 @@
 
 import { z } from 'zod';
 import { validateGivenFilename } from './entry-names';
+import { formatBytes } from './sizes';
 import { validateZipFilename } from './filename-template';
 import {
   API_KEY_NAME_MAX_CHARS,
@@ -114,6 +115,8 @@ export function httpUrlProblem(value: string): string | null {
   const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
   const host = hostPort.startsWith('[') ? hostPort : hostPort.replace(/:[0-9]*$/, '');
   if (host === '') return `${NO_HOST} (the host is missing)`;
+  const raw = /[\s"<>\\^`{|}]/u.exec(value);
+  if (raw) return `must not contain ${raw[0] === ' ' ? 'a space' : `"${raw[0]}"`}: a URL carries it percent-encoded (${encodeURIComponent(raw[0])})`;
   let url: URL;
   try {
     url = new URL(value);
@@ -193,7 +196,7 @@ export const jobCreateSchema = z
       max_zip_size_bytes: wholeNumber(
         MAX_ZIP_SIZE_MIN,
         MAX_ZIP_SIZE_MAX,
-        `a whole number of bytes from ${MAX_ZIP_SIZE_MIN} (100 MiB) to ${MAX_ZIP_SIZE_MAX} (500 GiB), or null`,
+        `a whole number of bytes from ${MAX_ZIP_SIZE_MIN} (${formatBytes(MAX_ZIP_SIZE_MIN)}) to ${MAX_ZIP_SIZE_MAX} (${formatBytes(MAX_ZIP_SIZE_MAX)}), or null`,
       )
         .meta({ type: 'integer', minimum: MAX_ZIP_SIZE_MIN, maximum: MAX_ZIP_SIZE_MAX, description: 'turns on auto-split: the cap of each ZIP\'s final size' })
         .nullish(),

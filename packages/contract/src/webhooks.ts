@@ -136,6 +136,8 @@ export const webhookZipSchema = z.object({
   size: z.number().nullable(),
   download_url: z.string().nullable(),
   errors: z.array(z.object({ url: z.string(), error: z.string() })).optional(),
+  bytes_done: z.number(),
+  expected_size: z.number().nullable(),
 });
 
 /** What a receiver gets (the POST body), signed in `X-Signature`. */

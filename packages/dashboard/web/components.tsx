@@ -114,3 +114,14 @@ export function FieldError(props: { id: string; messages?: string[] }) {
     </p>
   );
 }
+
+/** A running job's or ZIP's share of bytes written (decisions.md "Progress"); nothing when unknown. */
+export function ProgressBar(props: { label: string; value: number | null }) {
+  if (props.value === null) return null;
+  const percent = Math.round(props.value * 100);
+  return (
+    <span class="progress">
+      <progress max={1} value={props.value} aria-label={props.label} /> <span class="muted">{percent}%</span>
+    </span>
+  );
+}

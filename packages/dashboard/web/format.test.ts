@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { fieldErrors, formatBytes } from './format';
-import { parseUrlList } from './url-list';
 
 describe('fieldErrors', () => {
   it('puts each problem under its top-level field, keeping the path below it', () => {
@@ -24,13 +23,7 @@ describe('fieldErrors', () => {
 });
 
 describe('formatBytes', () => {
-  it('uses decimal units with three significant digits', () => {
-    expect([0, 999, 1000, 251_234, 12_345_678, 2e9, null].map(formatBytes)).toEqual(['0 B', '999 B', '1.00 kB', '251 kB', '12.3 MB', '2.00 GB', '—']);
-  });
-});
-
-describe('parseUrlList', () => {
-  it('takes one URL per line, skipping blank lines and # comments', () => {
-    expect(parseUrlList('https://a.test/1\r\n\n  https://a.test/2  \n# a comment\nhttps://a.test/3')).toEqual(['https://a.test/1', 'https://a.test/2', 'https://a.test/3']);
+  it('writes sizes as the CLI and the API do, and a dash for none', () => {
+    expect([0, 999, 1000, 251_234, 12_345_678, 104_857_600, 2e9, null].map(formatBytes)).toEqual(['0 B', '999 B', '1 kB', '251.2 kB', '12.3 MB', '104.9 MB', '2 GB', '—']);
   });
 });

@@ -1,16 +1,8 @@
-// Display helpers. Sizes are decimal (1 GB = 10^9 bytes), as the usage figures are.
+// Display helpers. Sizes are written as everywhere else (@ap/contract/sizes: decimal units).
+import { formatBytes as bytes } from '@ap/contract/sizes';
 
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined) return '—';
-  if (bytes < 1000) return `${bytes} B`;
-  const units = ['kB', 'MB', 'GB', 'TB', 'PB'];
-  let value = bytes;
-  let unit = -1;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0)} ${units[unit]}`;
+export function formatBytes(value: number | null | undefined): string {
+  return value === null || value === undefined ? '—' : bytes(value);
 }
 
 export function formatDate(iso: string | null | undefined): string {

@@ -118,6 +118,9 @@ describe('zips operations', () => {
   it('a bin leased, renewed, released, completed once by its holder, its upload records cleared', async () => {
     const { zipId } = await newJob(['http://o/a']);
     const bin = { zipId, attempt: 0 };
+    // A bin over its user's cap is not admitted (fair share): no packer may take it yet.
+    expect(await takeBinLease(db, bin, 'one', 60_000)).toBe(false);
+    await db.zip.update({ where: { id: zipId }, data: { admittedAt: new Date() } });
     expect(await takeBinLease(db, bin, 'one', 60_000)).toBe(true);
     expect(await takeBinLease(db, bin, 'two', 60_000)).toBe(false);
     const remaining = await binLeaseRemainingMs(db, bin);

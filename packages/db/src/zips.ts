@@ -1,7 +1,7 @@
 // The owner of the bins (zips): a bin is one ZIP of a job, with its status, its stored object,
 // the multipart upload it is written to and the packer's lease on it. The row type and the
 // named operations the services use on them, instead of each writing its own queries.
-import type { DbTx } from './client';
+import type { Db, DbTx } from './client';
 import type { Zip } from './generated/client';
 import { deleteBinParts } from './zip-parts';
 
@@ -51,7 +51,7 @@ export function jobBins(db: DbTx, jobId: string): Promise<BinRow[]> {
 export function binForDownload(db: DbTx, zipId: string) {
   return db.zip.findUnique({
     where: { id: zipId },
-    include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true } } },
+    include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true, userId: true } } },
   });
 }
 
@@ -72,7 +72,7 @@ export function binForStream(db: DbTx, zipId: string) {
 
 /** A retry from the last checkpoint: these bins wait to be packed again, under `attempt`. */
 export async function rerunBins(tx: DbTx, zipIds: readonly string[], attempt: number): Promise<void> {
-  await tx.zip.updateMany({ where: { id: { in: [...zipIds] } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null } });
+  await tx.zip.updateMany({ where: { id: { in: [...zipIds] } }, data: { status: 'pending', attempt, error: null, completedAt: null, leaseOwner: null, leaseExpiresAt: null, admittedAt: null, bytesDone: 0 } });
 }
 
 /** A retry from scratch: the job's bins go (their files are reset by the job_files owner). */
@@ -88,38 +88,69 @@ export async function cancelOpenBins(tx: DbTx, jobId: string, error: string): Pr
   });
 }
 
-/** A bin to put (back) on the pack queue. */
-export type BinToPack = Pick<BinRow, 'id' | 'jobId' | 'attempt'>;
+// ---- Fair share (docs/fair-share.md): bins admitted against their user's running-bins cap ----
+
+/** Bins that count against a user's cap: admitted, not ended, under their job's current attempt. */
+const ADMITTED_UNFINISHED = `
+  z.admitted_at IS NOT NULL AND z.status IN ('pending', 'processing') AND z.attempt = j.attempt
+  AND j.mode = 'stored' AND j.status IN ('pending', 'processing')`;
+
+/** An admitted bin and its rank among its user's admitted bins (1 = the user's next). */
+export interface AdmittedBin {
+  zipId: string;
+  jobId: string;
+  attempt: number;
+  rank: number;
+}
 
 /**
- * Unfinished bins of running stored jobs that have not moved since `stale`, or whose job was
- * never enqueued and was created before `unenqueued`: the reconciler's lost work.
+ * Admits the user's oldest waiting bins while the user has fewer than `capOf(plan)` admitted
+ * and unfinished (one admission at a time per user: a transaction-scoped advisory lock), and
+ * returns every admitted, unfinished bin with its rank (running bins first, then by admission).
  */
-export function staleOpenBins(db: DbTx, at: { stale: Date; unenqueued: Date }, jobIds?: readonly string[], take = 5000): Promise<BinToPack[]> {
-  return db.zip.findMany({
-    where: {
-      ...(jobIds ? { jobId: { in: [...jobIds] } } : {}),
-      status: { in: ['pending', 'processing'] },
-      job: { status: { in: ['pending', 'processing'] }, mode: 'stored' },
-      OR: [{ updatedAt: { lt: at.stale } }, { job: { enqueuedAt: null, createdAt: { lt: at.unenqueued } } }],
-    },
-    select: { id: true, jobId: true, attempt: true },
-    take,
+export async function admitBins(db: Db, userId: string, capOf: (plan: string) => number): Promise<AdmittedBin[]> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('admit-bins:' || ${userId}))`;
+    const [user] = await tx.$queryRaw<{ plan: string }[]>`SELECT plan::text AS plan FROM users WHERE id = ${userId}::uuid`;
+    if (!user) return [];
+    await tx.$executeRawUnsafe(
+      `UPDATE zips SET admitted_at = now()
+        WHERE id IN (
+          SELECT z.id FROM zips z JOIN jobs j ON j.id = z.job_id
+           WHERE j.user_id = $1::uuid AND z.admitted_at IS NULL AND z.status = 'pending' AND z.attempt = j.attempt
+             AND j.mode = 'stored' AND j.status IN ('pending', 'processing')
+           ORDER BY j.created_at, j.id, z.sequence
+           LIMIT GREATEST(0, $2::int - (SELECT count(*) FROM zips z JOIN jobs j ON j.id = z.job_id WHERE j.user_id = $1::uuid AND ${ADMITTED_UNFINISHED})))`,
+      userId,
+      capOf(user.plan),
+    );
+    const rows = await tx.$queryRawUnsafe<{ id: string; job_id: string; attempt: number; rank: bigint }[]>(
+      `SELECT z.id, z.job_id, z.attempt,
+              row_number() OVER (ORDER BY z.status = 'processing' DESC, z.admitted_at, j.created_at, z.sequence) AS rank
+         FROM zips z JOIN jobs j ON j.id = z.job_id
+        WHERE j.user_id = $1::uuid AND ${ADMITTED_UNFINISHED}`,
+      userId,
+    );
+    return rows.map((r) => ({ zipId: r.id, jobId: r.job_id, attempt: r.attempt, rank: Number(r.rank) }));
   });
 }
 
-/** Unfinished bins of running stored jobs that were enqueued, oldest first: to check against the queue. */
-export function openBinsOfEnqueuedJobs(db: DbTx, take: number, jobIds?: readonly string[]): Promise<BinToPack[]> {
-  return db.zip.findMany({
-    where: {
-      ...(jobIds ? { jobId: { in: [...jobIds] } } : {}),
-      status: { in: ['pending', 'processing'] },
-      job: { status: { in: ['pending', 'processing'] }, mode: 'stored', enqueuedAt: { not: null } },
-    },
-    select: { id: true, jobId: true, attempt: true },
-    orderBy: { createdAt: 'asc' },
-    take,
+/** Users with bins waiting or running in stored jobs (optionally only among some jobs): upkeep admits and queues theirs. */
+export async function usersWithOpenBins(db: DbTx, jobIds?: readonly string[]): Promise<string[]> {
+  const rows = await db.job.findMany({
+    where: { ...(jobIds ? { id: { in: [...jobIds] } } : {}), mode: 'stored', status: { in: ['pending', 'processing'] }, zips: { some: { status: { in: ['pending', 'processing'] } } } },
+    select: { userId: true },
+    distinct: ['userId'],
+    take: 5000,
   });
+  return rows.map((r) => r.userId);
+}
+
+/** Raises a running bin's `bytes_done` (never lowers it: a restarted bin does not go backwards). */
+export async function recordBinProgress(db: DbTx, bin: { zipId: string; attempt: number }, bytesDone: number): Promise<void> {
+  await db.$executeRaw`
+    UPDATE zips SET bytes_done = ${bytesDone}::bigint
+     WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status = 'processing' AND bytes_done < ${bytesDone}::bigint`;
 }
 
 /** A bin with its job, as the packer reads it before packing. */
@@ -174,7 +205,7 @@ export async function takeBinLease(db: DbTx, bin: { zipId: string; attempt: numb
     UPDATE zips SET status = 'processing', error = NULL, lease_owner = ${owner},
            lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond', updated_at = now()
      WHERE id = ${bin.zipId} AND attempt = ${bin.attempt} AND status IN ('pending', 'processing')
-       AND (lease_owner IS NULL OR lease_expires_at < now())`;
+       AND admitted_at IS NOT NULL AND (lease_owner IS NULL OR lease_expires_at < now())`;
   return taken > 0;
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, type WorkQueues } from '@ap/queue';
+import { queueBinsOf } from './fair-share';
 import type { SecretBox } from '@ap/secrets';
 import { headerNamesOf } from '@ap/contract';
 import { fileHeadersPlace } from './file-access';
@@ -76,7 +77,7 @@ export async function createJob(
     await insertJobFiles(tx, id, rows, zipId);
   });
   try {
-    if (zipId) await enqueue.pack(queues, { jobId: id, zipId, attempt: 0 });
+    if (zipId) await queueBinsOf(db, queues, input.userId);
     else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
     await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
   } catch (err) {

@@ -1,7 +1,7 @@
 import type { Db, Prisma } from '@ap/db';
 import type { Logger } from '@ap/log';
 import { recordJobEvent } from '@ap/webhooks';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, type WorkQueues } from '@ap/queue';
 
 export type EndStatus = 'completed' | 'failed';
 

@@ -1,10 +1,10 @@
-import { openBinsOfEnqueuedJobs, staleOpenBins, type Db } from '@ap/db';
+import { usersWithOpenBins, type Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { dueDeliveries } from '@ap/webhooks';
 import { deleteJobObjects } from './objects';
-import { jobIds, type Queue } from '@ap/queue';
-import { enqueue, type WorkQueues } from './queues';
+import { createQueue, createWorker, enqueue, jobIds, type Queue, type Redis, type WorkQueues } from '@ap/queue';
+import { queueBinsOf } from './fair-share';
 
 /** Work whose row has not moved for this long is put on the queue again (lost message, dead worker). */
 export const STALE_AFTER_MS = 120_000;
@@ -79,20 +79,13 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
     report.prepares++;
   }
 
-  const bins = await staleOpenBins(db, { stale, unenqueued }, scope.jobIds);
-  const seenBins = new Set(bins.map((b) => b.id));
-  const unqueuedBins = await openBinsOfEnqueuedJobs(db, QUEUE_CHECK_LIMIT, scope.jobIds);
-  for (const bin of unqueuedBins) {
-    if (!seenBins.has(bin.id) && (await missingFromQueue(queues.pack as Queue<unknown>, jobIds.pack({ jobId: bin.jobId, zipId: bin.id, attempt: bin.attempt })))) {
-      bins.push(bin);
-      seenBins.add(bin.id);
-    }
+  // Bins: admission lives in Postgres, so whatever Redis lost or a dead worker dropped is put
+  // back by admitting (up to each user's cap) and queueing every admitted bin again.
+  for (const userId of await usersWithOpenBins(db, scope.jobIds)) {
+    report.packs += await queueBinsOf(db, queues, userId, scope.jobIds);
   }
-  for (const bin of bins) {
-    await enqueue.pack(queues, { jobId: bin.jobId, zipId: bin.id, attempt: bin.attempt });
-    report.packs++;
-  }
-  const enqueuedJobs = [...new Set([...preparing.map((j) => j.id), ...bins.map((b) => b.jobId)])];
+  await db.job.updateMany({ where: { ...onlyJobs, mode: 'stored', status: { in: ['pending', 'processing'] }, enqueuedAt: null, createdAt: { lt: now } }, data: { enqueuedAt: now } });
+  const enqueuedJobs = preparing.map((j) => j.id);
   if (enqueuedJobs.length) await db.job.updateMany({ where: { id: { in: enqueuedJobs }, enqueuedAt: null }, data: { enqueuedAt: now } });
 
   // Webhook deliveries: the row says which attempt is next and when. One due for a while and
@@ -126,29 +119,38 @@ export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now 
   return jobs.length;
 }
 
+/** Name of the upkeep schedule on the maintenance queue (one per stack, whatever the replicas). */
+const UPKEEP_SCHEDULER = 'upkeep';
+
 /**
- * The upkeep loop every preparer replica runs: `reconcile` and `sweepExpired` each interval
- * (both idempotent, so overlapping replicas are harmless). Returns a function that stops it.
+ * Upkeep (`reconcile` and `sweepExpired`) once per interval across all replicas: a BullMQ job
+ * scheduler on the maintenance queue makes one message per interval, and whichever replica's
+ * worker takes it runs the pass. Every replica upserts the same schedule (idempotent) and runs
+ * a worker, so upkeep goes on while any replica lives. Returns a function that stops this
+ * replica's part (the schedule stays for the others).
  */
-export function startMaintenance(
-  deps: { db: Db; store: ObjectStore; log: Logger },
+export async function startMaintenance(
+  deps: { db: Db; store: ObjectStore; log: Logger; redis: Redis; config: { REDIS_PREFIX: string } },
   queues: WorkQueues,
   options: { intervalMs?: number; scope?: MaintenanceScope } = {},
-): () => Promise<void> {
+): Promise<() => Promise<void>> {
   const { intervalMs = MAINTENANCE_INTERVAL_MS, scope } = options;
-  let running: Promise<void> | null = null;
-  const pass = () => {
-    if (running) return;
-    running = Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log)])
-      .then(([report, swept]) => {
-        if (report.prepares || report.packs || report.deliveries || swept) deps.log.info({ ...report, swept }, 'maintenance');
-      })
-      .catch((err: unknown) => deps.log.warn({ err }, 'maintenance failed'))
-      .finally(() => (running = null));
+  const prefix = deps.config.REDIS_PREFIX;
+  const queue = createQueue('maintenance', deps.redis, prefix);
+  await queue.upsertJobScheduler(UPKEEP_SCHEDULER, { every: intervalMs }, { name: UPKEEP_SCHEDULER, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+  const pass = async (): Promise<void> => {
+    const [report, swept] = await Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log)]);
+    if (report.prepares || report.packs || report.deliveries || swept) deps.log.info({ ...report, swept }, 'maintenance');
   };
-  const timer = setInterval(pass, intervalMs);
+  const worker = createWorker(
+    'maintenance',
+    () => pass().catch((err: unknown) => deps.log.warn({ err }, 'maintenance failed')),
+    deps.redis,
+    prefix,
+    { concurrency: 1, log: deps.log },
+  );
   return async () => {
-    clearInterval(timer);
-    await running;
+    await worker.close();
+    await queue.close();
   };
 }

@@ -3,7 +3,8 @@ import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
 import { newZipId } from './ids';
 import { deleteJobObjects } from './objects';
-import { enqueue, type WorkQueues } from './queues';
+import { enqueue, type WorkQueues } from '@ap/queue';
+import { queueBinsOf } from './fair-share';
 
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
 
@@ -64,7 +65,7 @@ export async function retryJob(
   if (!won) return 'not-failed';
 
   if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
-  for (const zipId of binsToRun) await enqueue.pack(queues, { jobId, zipId, attempt });
+  else await queueBinsOf(db, queues, userId);
   await db.job.update({ where: { id: jobId }, data: { enqueuedAt: new Date() } });
   return 'retried';
 }

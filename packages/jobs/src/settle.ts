@@ -1,6 +1,6 @@
 import { cancelOpenBins, jobBins, type Db } from '@ap/db';
 import { announceDeliveries, endJob } from './end';
-import type { WorkQueues } from './queues';
+import type { WorkQueues } from '@ap/queue';
 import { aggregateJobStatus } from './status';
 
 export const CANCELLED_BY_FAIL_FAST = 'cancelled: another ZIP of this job failed (fail_on_zip_error is true)';

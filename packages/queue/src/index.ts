@@ -7,7 +7,7 @@ export const QUEUES = {
   prepare: 'prepare',
   /** Build one ZIP bin and upload it (stored jobs). */
   pack: 'pack',
-  /** Periodic upkeep: re-enqueue lost work, delete expired objects. */
+  /** Upkeep, one message per interval from a job scheduler: re-enqueue lost work, delete expired objects. */
   maintenance: 'maintenance',
   /** Send one attempt of a webhook delivery (rows in webhook_deliveries are the truth). */
   webhook: 'webhook',
@@ -27,9 +27,8 @@ export interface PackPayload {
   attempt: number;
 }
 
-export interface MaintenancePayload {
-  task: 'reconcile' | 'sweep-expired';
-}
+/** An upkeep pass does everything upkeep does; the message only says when. */
+export type MaintenancePayload = Record<string, never>;
 
 export interface WebhookDeliveryPayload {
   deliveryId: string;
@@ -97,3 +96,4 @@ export function createWorker<N extends keyof Payloads>(
 
 export type { Queue, Worker, Job as QueueJob } from 'bullmq';
 export type { Redis } from 'ioredis';
+export { createWorkQueues, enqueue, MAX_PRIORITY, type WorkQueues } from './work-queues';

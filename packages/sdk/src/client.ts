@@ -80,6 +80,17 @@ export interface ClientOptions {
   userAgent?: string;
 }
 
+/** A create call's `Idempotency-Key` (generated when not given) and how often it is sent again. */
+export interface CreateOptions {
+  idempotencyKey?: string;
+  /** Further tries after an unreachable server, a 5xx gateway answer or a key still in use (default 2). */
+  retries?: number;
+  signal?: AbortSignal;
+}
+
+/** Answers after which the same request, with the same key, is safe and worth sending again. */
+const RETRIED = new Set(['UNREACHABLE', 'IDEMPOTENCY_KEY_IN_USE', 'HTTP_502', 'HTTP_503', 'HTTP_504']);
+
 export class ArchiveClient {
   readonly baseUrl: string;
   protected readonly options: ClientOptions;
@@ -89,9 +100,26 @@ export class ArchiveClient {
     this.options = options;
   }
 
+  /**
+   * A create (POST) with an `Idempotency-Key`: sending it again after a lost answer replays the
+   * first answer instead of creating twice, so this retries what is safe to retry.
+   */
+  async create<T>(path: string, body: unknown, options: CreateOptions = {}): Promise<T> {
+    const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const retries = options.retries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.request<T>('POST', path, body, options.signal, true, { 'idempotency-key': key });
+      } catch (err) {
+        if (!(err instanceof ApiRequestError) || !RETRIED.has(err.code) || attempt >= retries || options.signal?.aborted) throw err;
+        await new Promise((resolve) => setTimeout(resolve, (err.retryAfterSeconds ?? 0.25 * 2 ** attempt) * 1000));
+      }
+    }
+  }
+
   /** Any route, JSON in and out; the typed methods below use it. */
-  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, credentials = true): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, credentials = true, extraHeaders: Record<string, string> = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders };
     if (credentials) {
       const bearer = typeof this.options.bearer === 'function' ? this.options.bearer() : (this.options.bearer ?? this.options.sessionToken);
       if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
@@ -135,14 +163,14 @@ export class ArchiveClient {
   listApiKeys(): Promise<ListApiKeysResponse> {
     return this.request('GET', '/api-keys');
   }
-  createApiKey(body: ApiKeyCreateRequest = {}): Promise<CreateApiKeyResponse> {
-    return this.request('POST', '/api-keys', body);
+  createApiKey(body: ApiKeyCreateRequest = {}, options: CreateOptions = {}): Promise<CreateApiKeyResponse> {
+    return this.create('/api-keys', body, options);
   }
   revokeApiKey(id: string): Promise<MessageResponse> {
     return this.request('DELETE', `/api-keys/${encodeURIComponent(id)}`);
   }
-  createJob(body: JobCreateRequest): Promise<CreateJobResponse> {
-    return this.request('POST', '/jobs', body);
+  createJob(body: JobCreateRequest, options: CreateOptions = {}): Promise<CreateJobResponse> {
+    return this.create('/jobs', body, options);
   }
   listJobs(query: ListJobsQuery = {}): Promise<ListJobsResponse> {
     return this.request('GET', `/jobs${queryString(query)}`);
@@ -150,8 +178,8 @@ export class ArchiveClient {
   async getJob(id: string, signal?: AbortSignal): Promise<Job> {
     return (await this.request<GetJobResponse>('GET', `/jobs/${encodeURIComponent(id)}`, undefined, signal)).job;
   }
-  retryJob(id: string, body: RetryRequest = {}): Promise<CreateJobResponse> {
-    return this.request('POST', `/jobs/${encodeURIComponent(id)}/retry`, body);
+  retryJob(id: string, body: RetryRequest = {}, options: CreateOptions = {}): Promise<CreateJobResponse> {
+    return this.create(`/jobs/${encodeURIComponent(id)}/retry`, body, options);
   }
 
   jobStats(): Promise<JobStatsResponse> {
@@ -165,8 +193,8 @@ export class ArchiveClient {
     return this.request('GET', '/webhooks');
   }
   /** The response carries the signing secret, shown only this once. */
-  createWebhook(body: WebhookCreateRequest): Promise<CreateWebhookResponse> {
-    return this.request('POST', '/webhooks', body);
+  createWebhook(body: WebhookCreateRequest, options: CreateOptions = {}): Promise<CreateWebhookResponse> {
+    return this.create('/webhooks', body, options);
   }
   deleteWebhook(id: string): Promise<DeleteWebhookResponse> {
     return this.request('DELETE', `/webhooks/${encodeURIComponent(id)}`);

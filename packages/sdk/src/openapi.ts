@@ -2,163 +2,6 @@
 /* eslint-disable */
 
 export interface paths {
-    "/healthz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Liveness */
-        get: operations["health"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/readyz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Readiness (Postgres, Redis, S3 reachable) */
-        get: operations["readiness"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/openapi.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** This OpenAPI 3.1 document */
-        get: operations["openApiDocument"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/docs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The reference page of this document (HTML) */
-        get: operations["referencePage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/docs/{asset}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A script or style sheet of the reference page */
-        get: operations["referencePageAsset"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/download/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Download a ZIP (signed link; Range and If-Range supported)
-         * @description Needs no API key: the signed token in `download_url` authorises it. A single byte range (`Range: bytes=start-end`, `bytes=start-`, `bytes=-suffix`) is answered with 206 and `Content-Range`; with `If-Range` (the ETag, or the Last-Modified date) the range applies only while the ZIP is unchanged, otherwise the whole ZIP comes with 200. Multiple ranges and malformed ones are answered with the whole ZIP; a range starting past the end with 416. HEAD answers the same headers without a body.
-         */
-        get: operations["downloadZip"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/auth/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Log in (dashboard session) */
-        post: operations["login"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api-keys": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List API keys (without the secret) */
-        get: operations["listApiKeys"];
-        put?: never;
-        /** Create an API key (the secret is shown once) */
-        post: operations["createApiKey"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api-keys/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Revoke an API key */
-        delete: operations["revokeApiKey"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/jobs": {
         parameters: {
             query?: never;
@@ -228,15 +71,18 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/usage": {
+    "/download/{token}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** This month's usage against the plan */
-        get: operations["getUsage"];
+        /**
+         * Download a ZIP (signed link; Range and If-Range supported)
+         * @description Needs no API key: the signed token in `download_url` authorises it. A single byte range (`Range: bytes=start-end`, `bytes=start-`, `bytes=-suffix`) is answered with 206 and `Content-Range`; with `If-Range` (the ETag, or the Last-Modified date) the range applies only while the ZIP is unchanged, otherwise the whole ZIP comes with 200. Multiple ranges and malformed ones are answered with the whole ZIP; a range starting past the end with 416. HEAD answers the same headers without a body.
+         */
+        get: operations["downloadZip"];
         put?: never;
         post?: never;
         delete?: never;
@@ -306,6 +152,160 @@ export interface paths {
         };
         /** A webhook's deliveries, newest first */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List API keys (without the secret) */
+        get: operations["listApiKeys"];
+        put?: never;
+        /** Create an API key (the secret is shown once) */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This month's usage against the plan */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Log in (dashboard session) */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This OpenAPI 3.1 document */
+        get: operations["openApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The reference page of this document (HTML) */
+        get: operations["referencePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A script or style sheet of the reference page */
+        get: operations["referencePageAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness */
+        get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness (Postgres, Redis, S3 reachable) */
+        get: operations["readiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -440,6 +440,8 @@ export interface components {
             zips: components["schemas"]["Zip"][];
             /** @description only when applicable */
             errors?: components["schemas"]["ErrorEntry"][];
+            /** @description sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown */
+            progress: number | null;
         };
         JobListItem: {
             /** Format: uuid */
@@ -470,6 +472,8 @@ export interface components {
             zip_count: number;
             /** @description bytes across all ZIPs */
             total_size: number;
+            /** @description sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown */
+            progress: number | null;
         };
         PaginationMeta: {
             limit: number;
@@ -507,6 +511,10 @@ export interface components {
             download_url: string | null;
             /** @description per-bin errors; only when there are some */
             errors?: components["schemas"]["ErrorEntry"][];
+            /** @description bytes of this ZIP written so far: its size when completed, 0 while pending and for stream jobs */
+            bytes_done: number;
+            /** @description the predicted final size, or null when unknown */
+            expected_size: number | null;
         };
     };
     responses: never;
@@ -517,1091 +525,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    health: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the API process is alive */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @constant */
-                        status: "ok";
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    readiness: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description every dependency answers */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        success: boolean;
-                        /** @enum {string} */
-                        status: "ready" | "unavailable";
-                        failing: string[];
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description a dependency does not answer (named in `failing`) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        success: boolean;
-                        /** @enum {string} */
-                        status: "ready" | "unavailable";
-                        failing: string[];
-                    };
-                };
-            };
-        };
-    };
-    openApiDocument: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the OpenAPI document */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    referencePage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description an HTML page rendering /openapi.json */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": unknown;
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    referencePageAsset: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description file name of the asset */
-                asset: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the asset */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            /** @description not found (or another user's): NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "NOT_FOUND";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    downloadZip: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description one byte range, e.g. `bytes=1048576-` */
-                Range?: string;
-                /** @description the ETag (or Last-Modified date) of the bytes already held */
-                "If-Range"?: string;
-                /** @description an ETag; 304 when it matches and no range is asked for */
-                "If-None-Match"?: string;
-            };
-            path: {
-                /** @description signed download token (from `download_url`) */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the whole ZIP */
-            200: {
-                headers: {
-                    /** @description bytes in this response body */
-                    "Content-Length"?: number;
-                    /** @description attachment; the ZIP's filename (ASCII fallback and UTF-8 `filename*`) */
-                    "Content-Disposition"?: string;
-                    /** @description strong validator of the ZIP's bytes; send it back in `If-Range` to resume */
-                    ETag?: string;
-                    /** @description when the ZIP was completed */
-                    "Last-Modified"?: string;
-                    /** @description `bytes` */
-                    "Accept-Ranges"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/zip": string;
-                };
-            };
-            /** @description the requested byte range of the ZIP */
-            206: {
-                headers: {
-                    /** @description bytes in this response body */
-                    "Content-Length"?: number;
-                    /** @description attachment; the ZIP's filename (ASCII fallback and UTF-8 `filename*`) */
-                    "Content-Disposition"?: string;
-                    /** @description strong validator of the ZIP's bytes; send it back in `If-Range` to resume */
-                    ETag?: string;
-                    /** @description when the ZIP was completed */
-                    "Last-Modified"?: string;
-                    /** @description `bytes` */
-                    "Accept-Ranges"?: string;
-                    /** @description `bytes start-end/size` */
-                    "Content-Range"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/zip": string;
-                };
-            };
-            /** @description not modified (If-None-Match matched) */
-            304: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description refused: INVALID_TOKEN, EXPIRED_TOKEN, QUOTA_EXCEEDED */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_TOKEN" | "EXPIRED_TOKEN" | "QUOTA_EXCEEDED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description range not satisfiable (`Content-Range: bytes *\/size`): INVALID_REQUEST */
-            416: {
-                headers: {
-                    /** @description `bytes *\/size` */
-                    "Content-Range"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description a source file could not be fetched while streaming: INTERNAL_ERROR */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    login: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** Format: email */
-                    email: string;
-                    password: string;
-                };
-            };
-        };
-        responses: {
-            /** @description a session JWT for `Authorization: Bearer` */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        /** @description session JWT (HS256, 12 h) */
-                        token: string;
-                    };
-                };
-            };
-            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description request body larger than 10 MB: INVALID_REQUEST */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description unsupported request body encoding: INVALID_REQUEST */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
-            429: {
-                headers: {
-                    /** @description seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    listApiKeys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the user's keys, oldest first */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        api_keys: components["schemas"]["ApiKey"][];
-                    };
-                };
-            };
-            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description request body larger than 10 MB: INVALID_REQUEST */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description unsupported request body encoding: INVALID_REQUEST */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
-            429: {
-                headers: {
-                    /** @description seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    createApiKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    name?: string | null;
-                    expires_at?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description the key, with `key` (shown only here) */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        api_key: components["schemas"]["CreatedApiKey"];
-                    };
-                };
-            };
-            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description request body larger than 10 MB: INVALID_REQUEST */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description unsupported request body encoding: INVALID_REQUEST */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
-            429: {
-                headers: {
-                    /** @description seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    revokeApiKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description API key id (UUID) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        message: string;
-                    };
-                };
-            };
-            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description not found (or another user's): NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "NOT_FOUND";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description request body larger than 10 MB: INVALID_REQUEST */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description unsupported request body encoding: INVALID_REQUEST */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
-            429: {
-                headers: {
-                    /** @description seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description error: INVALID_REQUEST */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description internal error: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
     listJobs: {
         parameters: {
             query?: {
@@ -1755,7 +678,10 @@ export interface operations {
     createJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1803,6 +729,8 @@ export interface operations {
             /** @description created; poll GET /jobs/{id} */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1865,6 +793,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -1894,6 +839,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };
@@ -2122,7 +1084,10 @@ export interface operations {
     retryJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description job id (UUID) */
                 id: string;
@@ -2141,6 +1106,8 @@ export interface operations {
             /** @description queued again */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2203,6 +1170,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -2232,6 +1216,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };
@@ -2444,42 +1445,74 @@ export interface operations {
             };
         };
     };
-    getUsage: {
+    downloadZip: {
         parameters: {
             query?: never;
-            header?: never;
-            path?: never;
+            header?: {
+                /** @description one byte range, e.g. `bytes=1048576-` */
+                Range?: string;
+                /** @description the ETag (or Last-Modified date) of the bytes already held */
+                "If-Range"?: string;
+                /** @description an ETag; 304 when it matches and no range is asked for */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description signed download token (from `download_url`) */
+                token: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description usage for the current UTC month (1 GB = 10^9 bytes) */
+            /** @description the whole ZIP */
             200: {
                 headers: {
+                    /** @description bytes in this response body */
+                    "Content-Length"?: number;
+                    /** @description attachment; the ZIP's filename (ASCII fallback and UTF-8 `filename*`) */
+                    "Content-Disposition"?: string;
+                    /** @description strong validator of the ZIP's bytes; send it back in `If-Range` to resume */
+                    ETag?: string;
+                    /** @description when the ZIP was completed */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        usage: {
-                            /** @enum {string} */
-                            plan: "free" | "starter" | "pro" | "scale";
-                            /** Format: date-time */
-                            period_start: string;
-                            /** Format: date-time */
-                            period_end: string;
-                            overage_enabled: boolean;
-                            stream_bytes: number;
-                            stream_quota_bytes: number;
-                            stored_gb_days: number;
-                            stored_quota_gb_days: number;
-                        };
-                    };
+                    "application/zip": string;
                 };
             };
-            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
-            400: {
+            /** @description the requested byte range of the ZIP */
+            206: {
+                headers: {
+                    /** @description bytes in this response body */
+                    "Content-Length"?: number;
+                    /** @description attachment; the ZIP's filename (ASCII fallback and UTF-8 `filename*`) */
+                    "Content-Disposition"?: string;
+                    /** @description strong validator of the ZIP's bytes; send it back in `If-Range` to resume */
+                    ETag?: string;
+                    /** @description when the ZIP was completed */
+                    "Last-Modified"?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description `bytes start-end/size` */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            /** @description not modified (If-None-Match matched) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description refused: INVALID_TOKEN, EXPIRED_TOKEN, QUOTA_EXCEEDED */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2489,49 +1522,17 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "INVALID_REQUEST";
+                            code: "INVALID_TOKEN" | "EXPIRED_TOKEN" | "QUOTA_EXCEEDED";
                             message: string;
                         };
                     };
                 };
             };
-            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
-            401: {
+            /** @description range not satisfiable (`Content-Range: bytes *\/size`): INVALID_REQUEST */
+            416: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description request body larger than 10 MB: INVALID_REQUEST */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INVALID_REQUEST";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description unsupported request body encoding: INVALID_REQUEST */
-            415: {
-                headers: {
+                    /** @description `bytes *\/size` */
+                    "Content-Range"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2584,6 +1585,23 @@ export interface operations {
             };
             /** @description internal error: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description a source file could not be fetched while streaming: INTERNAL_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2757,7 +1775,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2780,6 +1801,8 @@ export interface operations {
             /** @description the webhook, with `secret` (shown only here and on rotation) */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2851,6 +1874,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -2880,6 +1920,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };
@@ -3470,6 +2527,1132 @@ export interface operations {
             };
         };
     };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the user's keys, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        api_keys: components["schemas"]["ApiKey"][];
+                    };
+                };
+            };
+            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description request body larger than 10 MB: INVALID_REQUEST */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description unsupported request body encoding: INVALID_REQUEST */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    name?: string | null;
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the key, with `key` (shown only here) */
+            201: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        api_key: components["schemas"]["CreatedApiKey"];
+                    };
+                };
+            };
+            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description request body larger than 10 MB: INVALID_REQUEST */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description unsupported request body encoding: INVALID_REQUEST */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description not found (or another user's): NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description request body larger than 10 MB: INVALID_REQUEST */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description unsupported request body encoding: INVALID_REQUEST */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description usage for the current UTC month (1 GB = 10^9 bytes) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        usage: {
+                            /** @enum {string} */
+                            plan: "free" | "starter" | "pro" | "scale";
+                            /** Format: date-time */
+                            period_start: string;
+                            /** Format: date-time */
+                            period_end: string;
+                            overage_enabled: boolean;
+                            stream_bytes: number;
+                            stream_quota_bytes: number;
+                            stored_gb_days: number;
+                            stored_quota_gb_days: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description request body larger than 10 MB: INVALID_REQUEST */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description unsupported request body encoding: INVALID_REQUEST */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a session JWT for `Authorization: Bearer` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @description session JWT (HS256, 12 h) */
+                        token: string;
+                    };
+                };
+            };
+            /** @description invalid request (the message names each field and its problem): INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing, invalid, revoked or expired API key or session token: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description request body larger than 10 MB: INVALID_REQUEST */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description unsupported request body encoding: INVALID_REQUEST */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate limited (`Retry-After` says when to retry): RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    openApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the OpenAPI document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    referencePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description an HTML page rendering /openapi.json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    referencePageAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description file name of the asset */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the asset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description not found (or another user's): NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the API process is alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    readiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every dependency answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "unavailable";
+                        failing: string[];
+                    };
+                };
+            };
+            /** @description error: INVALID_REQUEST */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description a dependency does not answer (named in `failing`) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "unavailable";
+                        failing: string[];
+                    };
+                };
+            };
+        };
+    };
     listSources: {
         parameters: {
             query?: never;
@@ -3618,7 +3801,10 @@ export interface operations {
     createSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3641,6 +3827,8 @@ export interface operations {
             /** @description the source, without its secret */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3702,6 +3890,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description error: IDEMPOTENCY_KEY_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_IN_USE";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description request body larger than 10 MB: INVALID_REQUEST */
             413: {
                 headers: {
@@ -3731,6 +3936,23 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_REQUEST";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description error: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
                             message: string;
                         };
                     };

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import type { Logger } from '@ap/log';
 import { renderMetrics } from './metrics';
 
@@ -28,12 +28,44 @@ export async function runReadinessChecks(checks: Record<string, ReadinessCheck>,
   return results.filter((n): n is string => n !== null);
 }
 
+/** A port another process holds: the service exits instead of running without serving. */
+export class PortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(`port ${port} is in use`);
+  }
+}
+
+/** Listens on `port`; rejects with PortInUseError when the port is taken. */
+export function listen(server: Server, port: number, host?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(port) : err);
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
+}
+
+/**
+ * For a service's start: a port in use ends the process with code 1, said on stderr too (the
+ * log may be silenced).
+ */
+export function exitIfPortInUse(log: Logger): (err: unknown) => never {
+  return (err) => {
+    if (!(err instanceof PortInUseError)) throw err;
+    log.fatal({ port: err.port }, err.message);
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  };
+}
+
 /**
  * The operations port of every service (HEALTH_PORT): `/healthz` says the process is alive,
  * `/readyz` that its dependencies answer, `/metrics` is the Prometheus exposition. The API
  * also answers `/healthz` and `/readyz` on its public port, never `/metrics`.
  * The checks also run once at start, so the dependencies' connections are open before the
- * first request needs them (a fresh API answered its first `POST /jobs` of one file in 254-305 ms, in 113-146 ms with its connections already open).
+ * first request needs them.
  */
 export async function startHealthServer(port: number, checks: Record<string, ReadinessCheck>, host = '0.0.0.0'): Promise<http.Server & { port: number }> {
   const server = http.createServer(async (req, res) => {
@@ -61,10 +93,7 @@ export async function startHealthServer(port: number, checks: Record<string, Rea
       );
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listen(server, port, host);
   void runReadinessChecks(checks);
   return Object.assign(server, { port: (server.address() as AddressInfo).port });
 }

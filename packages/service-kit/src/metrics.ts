@@ -97,8 +97,10 @@ export const queueJobs = new Gauge({
     await Promise.all(
       [...watchedQueues].map(async (queue) => {
         // Redis down: the series are left out rather than reported as zero.
-        const counts = await queue.getJobCounts(...QUEUE_STATES).catch(() => null);
+        const counts = await queue.getJobCounts(...QUEUE_STATES, 'prioritized').catch(() => null);
         if (!counts) return;
+        // Bins carry a priority (fair share), which BullMQ keeps apart from `waiting`; they wait all the same.
+        counts.waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
         for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
       }),
     );

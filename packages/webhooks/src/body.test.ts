@@ -42,4 +42,11 @@ describe('event body', () => {
     const body = eventBody({ deliveryId: '0b3f9a36-2f4b-4f8e-9a53-9b3c1f0e7d11', event: 'download.completed', job, zips, failedFiles: [], now, download });
     expect(webhookEventBodySchema.parse(body).download).toEqual(download);
   });
+
+  it('gives each ZIP its progress figures; a stream job\'s ZIPs are never written ahead', () => {
+    const stored = eventBody({ deliveryId: '0b3f9a36-2f4b-4f8e-9a53-9b3c1f0e7d11', event: 'job.completed', job, zips, failedFiles: [], now });
+    expect(stored.zips.map((z) => [z.bytes_done, z.expected_size])).toEqual([[1234, 1234], [0, null]]);
+    const stream = eventBody({ deliveryId: '0b3f9a36-2f4b-4f8e-9a53-9b3c1f0e7d11', event: 'job.completed', job: { ...job, mode: 'stream' }, zips: [{ ...zips[1]!, plannedSize: 1234n }], failedFiles: [], now });
+    expect(stream.zips.map((z) => [z.bytes_done, z.expected_size])).toEqual([[0, 1234]]);
+  });
 });

@@ -14,6 +14,8 @@ export interface EventJobRow {
   fileCount: number;
   metadata: unknown;
   error: string | null;
+  /** A stream job's ZIPs are never written ahead (`bytes_done` 0). */
+  mode?: string;
 }
 
 export interface EventZipRow {
@@ -24,6 +26,7 @@ export interface EventZipRow {
   fileCount: number;
   size: bigint | null;
   error: string | null;
+  plannedSize?: bigint | null;
 }
 
 /** Files of the job that failed (the others say nothing in a body). */
@@ -46,7 +49,7 @@ export function eventBody(input: {
   download?: DownloadReport;
 }): WebhookEventBody {
   const { job } = input;
-  const { errors, zips } = jobOutcome({ files: input.failedFiles, zips: input.zips, jobError: job.error, downloadUrl: () => null });
+  const { errors, zips } = jobOutcome({ files: input.failedFiles, zips: input.zips, jobError: job.error, downloadUrl: () => null, stream: job.mode === 'stream' });
   return {
     delivery_id: input.deliveryId,
     event: input.event,

@@ -27,7 +27,7 @@ export async function recordJobEvent(
   const now = input.now ?? new Date();
   const job = await db.job.findUnique({
     where: { id: input.jobId },
-    select: { id: true, userId: true, status: true, urlCount: true, fileCount: true, metadata: true, error: true },
+    select: { id: true, userId: true, status: true, urlCount: true, fileCount: true, metadata: true, error: true, mode: true },
   });
   if (!job) return [];
   const hooks = await db.webhook.findMany({ where: { userId: job.userId, deletedAt: null }, select: { id: true, events: true } });

@@ -26,8 +26,8 @@ describe('HTTP envelope and hardening', () => {
     expect(res.body).toEqual({ success: false, error: { code: 'INVALID_REQUEST', message: expect.any(String) } });
   });
 
-  it('answers bodies over 10 MB with 413 INVALID_REQUEST', async () => {
-    const res = await call(api.url, 'POST', '/api-keys', { key, rawBody: JSON.stringify({ name: 'x'.repeat(10 * 1024 * 1024 + 10) }) });
+  it('answers bodies over 10 MB (10^7 bytes) with 413 INVALID_REQUEST', async () => {
+    const res = await call(api.url, 'POST', '/api-keys', { key, rawBody: JSON.stringify({ name: 'x'.repeat(10_000_000) }) });
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ success: false, error: { code: 'INVALID_REQUEST', message: expect.any(String) } });
   });

@@ -6,7 +6,8 @@ import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
-import { announceDeliveries, type WorkQueues } from '@ap/jobs';
+import { announceDeliveries } from '@ap/jobs';
+import type { WorkQueues } from '@ap/queue';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
 import { perKeyRateLimit } from './http/rate-limit';
@@ -22,6 +23,8 @@ import { referenceRouter } from './routes/reference';
 import { dashboardRouter } from './routes/dashboard';
 import { createStreamServer } from './stream/serve';
 import { httpMetrics } from './http/metrics';
+import { idempotency } from './http/idempotency';
+import { streamSlots } from './http/stream-slots';
 import { webhooksRouter } from './routes/webhooks';
 import { sourcesRouter } from './routes/sources';
 import { jobStatsRouter, usageRouter } from './routes/usage';
@@ -34,6 +37,8 @@ export interface AppOptions {
   stream?: Partial<LayoutReaderOptions>;
   /** Login throttle limits (benches raise them). */
   loginThrottle?: Partial<LoginThrottleLimits>;
+  /** The clock Idempotency-Keys expire by (tests move it). */
+  clock?: () => Date;
 }
 
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
@@ -85,12 +90,13 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
       .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
   };
-  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd }));
+  const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
+  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd, streamSlots: slots }));
 
   // The dashboard's static files (the page calls the API below with its session token).
   app.use('/dashboard', dashboardRouter());
 
-  app.use(express.json({ limit: '10mb', type: () => true }));
+  app.use(express.json({ limit: 10_000_000, type: () => true }));
 
   const loginThrottle = createLoginThrottle(ctx.redis, ctx.config.REDIS_PREFIX, { ...LOGIN_THROTTLE_DEFAULTS, ...options.loginThrottle });
   app.use('/auth', authRouter(ctx.db, ctx.config.SESSION_SECRET, loginThrottle));
@@ -99,12 +105,14 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
     perKeyRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),
   ];
   const downloadUrl = downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET);
-  app.use('/api-keys', protect, apiKeysRouter(ctx.db));
-  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
+  // Create routes take an Idempotency-Key (one line per route: `post(path, idempotent, ...)`).
+  const idempotent = idempotency({ db: ctx.db, secret: ctx.config.SESSION_SECRET, now: options.clock });
+  app.use('/api-keys', protect, apiKeysRouter(ctx.db, idempotent));
+  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
-  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, secrets: ctx.secrets }));
-  app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
+  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets }));
+  app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));

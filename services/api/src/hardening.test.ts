@@ -1,4 +1,4 @@
-// Findings of the fault and fuzz campaign (issue 16), each pinned by a test against the real API.
+// Findings of the fault and fuzz campaign, each pinned by a test against the real API.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';

@@ -1,6 +1,7 @@
+import http from 'node:http';
 import { loadConfig } from '@ap/config';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
-import { createWorkQueues } from '@ap/jobs';
+import { createServiceContext, exitIfPortInUse, listen, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
+import { createWorkQueues } from '@ap/queue';
 import { createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
 
@@ -8,18 +9,17 @@ import { answerClientErrors } from './http/client-errors';
 const DRAIN_MS = 25_000;
 
 const ctx = createServiceContext('api', loadConfig());
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
-const app = createApp({ ...ctx, queues });
-const server = app.listen(ctx.config.PORT, () => {
-  ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
-});
+const server = http.createServer(createApp({ ...ctx, queues }));
 answerClientErrors(server);
 // Downloads can run for hours; only idle keep-alive sockets are timed out.
 server.requestTimeout = 0;
 server.keepAliveTimeout = 65_000;
+await listen(server, ctx.config.PORT).catch(exitIfPortInUse(ctx.log));
+ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
 // The operations port (/healthz, /readyz, /metrics): /metrics is never on the public port.
-const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
+const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness).catch(exitIfPortInUse(ctx.log));
 ctx.log.info({ healthPort: health.port }, 'api operations port');
 
 onShutdown(

@@ -57,6 +57,15 @@ describe('the OpenAPI document', () => {
     expect(result.specification).toBe('OpenAPI');
   });
 
+  it('lists what a user comes for first: Jobs, then downloads; operations last', () => {
+    const doc = buildOpenApiDocument();
+    const tags = (doc.tags as { name: string }[]).map((t) => t.name);
+    expect(tags).toEqual(['Jobs', 'Download', 'Webhooks', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations']);
+    const firstTags = Object.values(doc.paths as Record<string, Record<string, { tags: string[] }>>).map((ops) => Object.values(ops)[0]!.tags[0]);
+    expect(firstTags[0]).toBe('Jobs');
+    expect(firstTags.at(-1)).toBe('Operations');
+  });
+
   it('names every Express route and nothing else', () => {
     const app = createApp(stack.ctx) as unknown as { router: { stack: RouterLayer[] } };
     const fromExpress = expressRoutes(app.router.stack).map((r) => {
@@ -84,7 +93,8 @@ describe('the OpenAPI document', () => {
     expect(codesOf(createJob, 429)).toEqual(['RATE_LIMITED']);
     const dl = doc.paths['/download/{token}'].get;
     expect(dl.security).toEqual([]);
-    expect(Object.keys(dl.responses).sort()).toEqual(['200', '206', '304', '403', '416', '431', '500', '502']);
+    expect(Object.keys(dl.responses).sort()).toEqual(['200', '206', '304', '403', '416', '429', '431', '500', '502']);
+    expect(codesOf(dl, 429)).toEqual(['RATE_LIMITED']);
     expect(codesOf(dl, 403)).toEqual(['INVALID_TOKEN', 'EXPIRED_TOKEN', 'QUOTA_EXCEEDED']);
     expect(dl.responses['206'].headers['Content-Range']).toBeDefined();
     expect(dl.parameters.map((p: any) => `${p.in} ${p.name}`)).toEqual(expect.arrayContaining(['header Range', 'header If-Range', 'path token']));

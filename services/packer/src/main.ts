@@ -1,17 +1,18 @@
 import { loadConfig } from '@ap/config';
-import { createWorkQueues } from '@ap/jobs';
-import { createWorker } from '@ap/queue';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
+import { createWorker, createWorkQueues } from '@ap/queue';
+import { createServiceContext, exitIfPortInUse, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createPackerProcessor } from './processor';
 
 /** decisions.md "Operations": a packer hands its bin back within 10 s of SIGTERM. */
 const HAND_BACK_MS = 10_000;
 
 const ctx = createServiceContext('packer', loadConfig());
+// The operations port first: a port in use ends the process before it joins the queues.
+const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness).catch(exitIfPortInUse(ctx.log));
 const concurrency = ctx.config.PACKER_CONCURRENCY;
 const stopping = new AbortController();
 // Finished jobs' webhook deliveries are handed to their queue; the queue depths are exported.
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 // A bin's lock is renewed while it runs; a killed packer's bin is picked up again after it lapses.
 const packBin = createPackerProcessor(ctx, { stopping: stopping.signal, queues });
 const idle = collectWhenIdle();
@@ -24,7 +25,6 @@ const worker = createWorker('pack', (message, token) => idle.during(() => packBi
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'pack job failed'));
 // Queue depth for the autoscaler and dashboards (producers' view of the same queues).
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
-const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'packer ready');
 
 onShutdown(

@@ -1,19 +1,22 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
-import type { Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { newZipFile } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { freeChunk } from '@ap/fetch';
-import { binFilesWithAccess, objectKeyFor, settleJob, type WorkQueues } from '@ap/jobs';
+import { BinProgress, binFilesWithAccess, objectKeyFor, queueBinsOf, settleJob } from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
-import type { PackPayload } from '@ap/queue';
+import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
 import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 
-/** Where a finished job's webhook deliveries are queued (without it, the reconciler queues them). */
-type EventQueues = Pick<WorkQueues, 'webhook'>;
+/**
+ * Where a finished job's webhook deliveries are queued, and where the user's next bin goes once
+ * this one ends (without them, upkeep does both).
+ */
+type EventQueues = Pick<WorkQueues, 'webhook' | 'pack' | 'planConcurrentBins'>;
 
 export interface PackerOptions {
   /**
@@ -64,6 +67,19 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, 
   if (failed) {
     metrics.binsTotal.inc({ result: 'failed' });
     await settleJob(ctx.db, payload.jobId, { queues });
+    await queueNextBins(ctx, payload.jobId, queues);
+  }
+}
+
+/** A bin ended: the user's cap has room for their next one (and fail-fast may have freed more). */
+async function queueNextBins(ctx: ServiceContext, jobId: string, queues: EventQueues | undefined): Promise<void> {
+  if (!queues) return;
+  try {
+    const job = await ctx.db.job.findUnique({ where: { id: jobId }, select: { userId: true } });
+    if (job) await queueBinsOf(ctx.db, queues, job.userId);
+  } catch (err) {
+    // Upkeep admits it within one interval.
+    ctx.log.warn({ jobId, err }, 'could not queue the next bins of the user');
   }
 }
 
@@ -120,7 +136,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       // An upload left by a worker that may still be running (a duplicate delivery) is only
       // forgotten; the bucket's lifecycle rule removes abandoned parts.
       await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
+      packed = await packFromStart(ctx, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget }, abort);
     }
     const { object, packaged, urlErrors } = packed;
 
@@ -138,6 +154,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     metrics.binsTotal.inc({ result: 'completed' });
     metrics.binDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     await settleJob(db, job.id, { queues });
+    await queueNextBins(ctx, job.id, queues);
   } catch (err) {
     abort.abort(err);
     await lease.release().catch(() => undefined);
@@ -167,7 +184,7 @@ interface PackedBin {
 /** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
 async function packFromStart(
   ctx: ServiceContext,
-  bin: { zipId: string; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
+  bin: { zipId: string; attempt: number; key: string; job: { id: string; createdAt: Date; failOnUrlError: boolean }; files: BinFile[]; archiveLimit: number; partSize: number; plan: UploadPlan | null; fetchBudget: number },
   abort: AbortController,
 ): Promise<PackedBin> {
   const { db, fetcher, store, log } = ctx;
@@ -180,7 +197,16 @@ async function packFromStart(
   const crcStore = new CrcStore(db, log);
   const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
   const zipfile = newZipFile();
-  const uploaded = store.upload(bin.key, zipfile.outputStream as unknown as Readable, {
+  // The ZIP's bytes are counted on their way to the upload (progress, written about once a second).
+  const progress = new BinProgress(db, { zipId: bin.zipId, attempt: bin.attempt });
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      progress.add(chunk.length);
+      done(null, chunk);
+    },
+  });
+  pipeline(zipfile.outputStream as unknown as Readable, counted, () => undefined);
+  const uploaded = store.upload(bin.key, counted, {
     contentType: 'application/zip',
     partSize: bin.partSize,
     signal: abort.signal,
@@ -217,6 +243,7 @@ async function packFromStart(
     await uploaded.catch(() => undefined);
     throw err;
   } finally {
+    await progress.stop();
     await crcStore.flush();
   }
 }

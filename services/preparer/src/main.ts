@@ -1,13 +1,15 @@
 import { loadConfig } from '@ap/config';
-import { createWorkQueues, startMaintenance } from '@ap/jobs';
-import { createWorker } from '@ap/queue';
-import { createServiceContext, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
+import { startMaintenance } from '@ap/jobs';
+import { createWorker, createWorkQueues } from '@ap/queue';
+import { createServiceContext, exitIfPortInUse, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { createDeliveryProcessor, createDeliverySender } from '@ap/webhooks';
 import { createPreparerProcessor } from './processor';
 
 const ctx = createServiceContext('preparer', loadConfig());
-const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX);
+// The operations port first: a port in use ends the process before it joins the queues.
+const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness).catch(exitIfPortInUse(ctx.log));
+const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 const concurrency = ctx.config.PREPARER_CONCURRENCY;
 const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx.redis, ctx.config.REDIS_PREFIX, {
   concurrency,
@@ -35,11 +37,11 @@ const webhookWorker = createWorker('webhook', createDeliveryProcessor(deliveries
 });
 webhookWorker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'webhook job failed'));
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
-const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness);
 ctx.log.info({ healthPort: health.port, concurrency }, 'preparer ready');
 
-// Every replica runs upkeep (re-enqueue lost work and lost webhook deliveries, delete expired objects).
-const stopMaintenance = startMaintenance(ctx, queues);
+// Upkeep (re-enqueue lost work and lost webhook deliveries, delete expired objects) runs once per
+// interval across the replicas: each upserts the one schedule and takes its turn.
+const stopMaintenance = await startMaintenance(ctx, queues);
 
 onShutdown(ctx.log, async () => {
   await stopMaintenance();

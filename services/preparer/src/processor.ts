@@ -1,8 +1,8 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, entryNameOf, enqueue, fileAccessOf, mapLimit, newZipId, type WorkQueues } from '@ap/jobs';
+import { announceDeliveries, endJob, entryNameOf, fileAccessOf, mapLimit, newZipId, queueBinsOf } from '@ap/jobs';
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
-import type { PreparePayload } from '@ap/queue';
+import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
 import { packBins, zipSize } from '@ap/zip';
 
@@ -134,7 +134,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   });
   await announceDeliveries(queues, deliveries, log);
   if (!won || stream) return;
-  for (const b of bins) await enqueue.pack(queues, { jobId: job.id, zipId: b.id, attempt: job.attempt });
+  await queueBinsOf(db, queues, job.userId);
   await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
 
 }

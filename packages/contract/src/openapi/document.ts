@@ -118,11 +118,16 @@ function operationOf(route: RouteDoc, components: Record<string, JsonSchema>): J
   return operation;
 }
 
+/** The reference page's order: what a user comes for first (a tag not listed goes last). */
+export const TAG_ORDER = ['Jobs', 'Download', 'Webhooks', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations'];
+
 /** The OpenAPI 3.1 document of the API. */
 export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): JsonSchema {
   const components: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const route of options.routes ?? API_ROUTES) {
+  const rank = (tag: string) => (TAG_ORDER.includes(tag) ? TAG_ORDER.indexOf(tag) : TAG_ORDER.length);
+  const routes = [...(options.routes ?? API_ROUTES)].sort((a, b) => rank(a.tag) - rank(b.tag));
+  for (const route of routes) {
     const path = openApiPath(route.path);
     paths[path] ??= {};
     if (paths[path][route.method]) throw new Error(`route ${route.method.toUpperCase()} ${route.path} is described twice`);
@@ -138,7 +143,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): Json
         'errors are `{success: false, error: {code, message}}`.',
     },
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
-    tags: [...new Set((options.routes ?? API_ROUTES).map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),

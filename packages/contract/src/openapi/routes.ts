@@ -84,6 +84,30 @@ export function defineRoute(route: RouteDoc): RouteDoc {
   return route;
 }
 
+/**
+ * A create route that takes an `Idempotency-Key` (decisions.md "Idempotent requests"): the
+ * header, the replay marker on its success answers, and the two codes of a reused key.
+ */
+export function idempotentCreate(route: RouteDoc): RouteDoc {
+  const replayed: Record<string, HeaderDoc> = {
+    'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing was created again)' },
+  };
+  const responses = Object.fromEntries(
+    Object.entries(route.responses).map(([status, r]) => [status, Number(status) < 300 ? { ...r, headers: { ...r.headers, ...replayed } } : r]),
+  );
+  return {
+    ...route,
+    headers: {
+      ...route.headers,
+      'Idempotency-Key': {
+        description: '1 to 255 printable ASCII characters, unique per request you mean to make once; kept 24 hours per user. The same key with the same request replays the first answer; refused requests (4xx) are not kept.',
+      },
+    },
+    responses,
+    errors: { ...route.errors, 409: ['IDEMPOTENCY_KEY_IN_USE'], 422: ['IDEMPOTENCY_KEY_REUSED'] },
+  };
+}
+
 /** Express `/jobs/:id` -> OpenAPI `/jobs/{id}`. */
 export const openApiPath = (expressPath: string) => expressPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 
@@ -170,6 +194,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
     errors: {
       403: ['INVALID_TOKEN', 'EXPIRED_TOKEN', 'QUOTA_EXCEEDED'],
       416: ['INVALID_REQUEST'],
+      // A stream ZIP while the account already has STREAM_DOWNLOADS_PER_USER downloads running.
+      429: ['RATE_LIMITED'],
       502: ['INTERNAL_ERROR'],
     },
   }),
@@ -184,23 +210,23 @@ export const API_ROUTES: readonly RouteDoc[] = [
     method: 'get', path: '/api-keys', operationId: 'listApiKeys', summary: 'List API keys (without the secret)', tag: 'API keys', auth: 'key', parsesJson: true,
     responses: { 200: { description: 'the user\'s keys, oldest first', schema: listApiKeysResponseSchema } },
   }),
-  defineRoute({
+  defineRoute(idempotentCreate({
     method: 'post', path: '/api-keys', operationId: 'createApiKey', summary: 'Create an API key (the secret is shown once)', tag: 'API keys', auth: 'key', parsesJson: true,
     body: { schema: apiKeyCreateSchema(new Date(0)), required: false },
     responses: { 201: { description: 'the key, with `key` (shown only here)', schema: createApiKeyResponseSchema } },
-  }),
+  })),
   defineRoute({
     method: 'delete', path: '/api-keys/:id', operationId: 'revokeApiKey', summary: 'Revoke an API key', tag: 'API keys', auth: 'key', parsesJson: true,
     params: { id: uuidParam('API key') },
     responses: { 200: { description: 'revoked', schema: messageResponseSchema } },
     errors: { 404: ['NOT_FOUND'] },
   }),
-  defineRoute({
+  defineRoute(idempotentCreate({
     method: 'post', path: '/jobs', operationId: 'createJob', summary: 'Create a job', tag: 'Jobs', auth: 'key', parsesJson: true,
     body: { schema: jobCreateSchema, required: true },
     responses: { 201: { description: 'created; poll GET /jobs/{id}', schema: jobIdResponseSchema } },
     errors: { 403: ['PLAN_LIMIT_EXCEEDED', 'QUOTA_EXCEEDED'] },
-  }),
+  })),
   defineRoute({
     method: 'get', path: '/jobs', operationId: 'listJobs', summary: 'List jobs, newest first (cursor pagination)', tag: 'Jobs', auth: 'key', parsesJson: true,
     query: listJobsQuerySchema,
@@ -212,13 +238,13 @@ export const API_ROUTES: readonly RouteDoc[] = [
     responses: { 200: { description: 'the job, with its ZIPs', schema: getJobResponseSchema } },
     errors: { 404: ['NOT_FOUND'] },
   }),
-  defineRoute({
+  defineRoute(idempotentCreate({
     method: 'post', path: '/jobs/:id/retry', operationId: 'retryJob', summary: 'Retry a failed job', tag: 'Jobs', auth: 'key', parsesJson: true,
     params: { id: uuidParam('job') },
     body: { schema: retrySchema, required: false },
     responses: { 200: { description: 'queued again', schema: jobIdResponseSchema } },
     errors: { 404: ['NOT_FOUND'] },
-  }),
+  })),
   defineRoute({
     method: 'get', path: '/jobs/stats', operationId: 'jobStats', summary: 'Count the user\'s jobs by status', tag: 'Jobs', auth: 'key', parsesJson: true,
     responses: { 200: { description: 'jobs by status', schema: jobStatsResponseSchema } },
@@ -227,12 +253,12 @@ export const API_ROUTES: readonly RouteDoc[] = [
     method: 'get', path: '/usage', operationId: 'getUsage', summary: 'This month\'s usage against the plan', tag: 'Usage', auth: 'key', parsesJson: true,
     responses: { 200: { description: 'usage for the current UTC month (1 GB = 10^9 bytes)', schema: usageResponseSchema } },
   }),
-  defineRoute({
+  defineRoute(idempotentCreate({
     method: 'post', path: '/webhooks', operationId: 'createWebhook', summary: 'Create a webhook (the secret is shown once)', tag: 'Webhooks', auth: 'key', parsesJson: true,
     body: { schema: webhookCreateSchema, required: true },
     responses: { 201: { description: 'the webhook, with `secret` (shown only here and on rotation)', schema: webhookSecretResponseSchema } },
     errors: { 403: ['PLAN_LIMIT_EXCEEDED'] },
-  }),
+  })),
   defineRoute({
     method: 'get', path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhooks (without secrets)', tag: 'Webhooks', auth: 'key', parsesJson: true,
     responses: { 200: { description: 'the user\'s webhooks', schema: webhookListResponseSchema } },

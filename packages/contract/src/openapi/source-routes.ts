@@ -1,7 +1,7 @@
 // The routes of decisions.md "Private sources", spread into API_ROUTES.
 import { z } from 'zod';
 import { sourceCreateSchema } from '../private-sources';
-import type { RouteDoc } from './routes';
+import { idempotentCreate, type RouteDoc } from './routes';
 
 const sourceSchema = z
   .strictObject({
@@ -22,12 +22,12 @@ export const sourceListResponseSchema = z.object({ success: z.literal(true), sou
 const deletedSchema = z.object({ success: z.literal(true), message: z.string() });
 
 export const SOURCE_ROUTES: readonly RouteDoc[] = [
-  {
+  idempotentCreate({
     method: 'post', path: '/sources', operationId: 'createSource', summary: 'Store an S3 bucket\'s credentials (the secret is never shown again)', tag: 'Sources', auth: 'key', parsesJson: true,
     body: { schema: sourceCreateSchema, required: true },
     responses: { 201: { description: 'the source, without its secret', schema: sourceResponseSchema } },
     errors: { 403: ['PLAN_LIMIT_EXCEEDED'] },
-  },
+  }),
   {
     method: 'get', path: '/sources', operationId: 'listSources', summary: 'List sources (without secrets)', tag: 'Sources', auth: 'key', parsesJson: true,
     responses: { 200: { description: 'the user\'s sources', schema: sourceListResponseSchema } },

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApi, useFailure } from '../context';
 import type { ErrorEntry, Job } from '../api';
-import { Alert, Page, StatusBadge, usePoll } from '../components';
+import { Alert, Page, ProgressBar, StatusBadge, usePoll } from '../components';
 import { formatBytes, formatDate } from '../format';
 import { Link } from '../router';
 
@@ -70,6 +70,7 @@ export function JobPage(props: { id: string }) {
               <dt>Status</dt>
               <dd>
                 <StatusBadge status={job.status} /> {RUNNING.has(job.status) && <span class="muted">(updates live)</span>}
+                {RUNNING.has(job.status) && <ProgressBar label="Job progress" value={job.progress} />}
               </dd>
             </div>
             <div>
@@ -150,6 +151,7 @@ export function JobPage(props: { id: string }) {
                       </td>
                       <td data-label="Status">
                         <StatusBadge status={zip.status} />
+                        {zip.status === 'processing' && zip.expected_size ? <ProgressBar label={`Progress of ${zip.filename}`} value={Math.min(1, zip.bytes_done / zip.expected_size)} /> : null}
                       </td>
                       <td data-label="Files">{zip.file_count}</td>
                       <td data-label="Size">{formatBytes(zip.size)}</td>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApi, useFailure } from '../context';
 import type { JobListItem, PageMeta } from '../api';
-import { Alert, Page, StatusBadge, usePoll } from '../components';
+import { Alert, Page, ProgressBar, StatusBadge, usePoll } from '../components';
 import { formatBytes, formatDate } from '../format';
 import { Link, navigate, useRoute } from '../router';
 
@@ -104,6 +104,7 @@ function JobList({ status }: { status: string }) {
                   </td>
                   <td data-label="Status">
                     <StatusBadge status={job.status} />
+                    {job.status === 'processing' && <ProgressBar label={`Progress of job ${job.id}`} value={job.progress} />}
                   </td>
                   <td data-label="Files">
                     {job.status === 'completed' ? `${job.file_count} of ${job.url_count}` : job.url_count}

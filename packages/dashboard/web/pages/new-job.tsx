@@ -4,11 +4,13 @@ import { ApiFailure, sessionEnded, type JobCreate, type Mode, type Source } from
 import { Alert, FieldError, Page } from '../components';
 import { fieldErrors } from '../format';
 import { navigate } from '../router';
-import { fileEntriesOf, parseUrlList } from '../url-list';
+import { formatBytes, parseSize } from '@ap/contract/sizes';
+import { parseUrlList } from '@ap/contract/url-list';
 
-const MIB = 1024 * 1024;
 
 // Which form field shows the API's message for each request field.
+/** The smallest `max_zip_size_bytes` (api.md). */
+const SPLIT_MIN = formatBytes(104_857_600);
 const FIELD_OF: Record<string, string> = { files: 'urls', mode: 'mode', max_zip_size_bytes: 'split', zip_filename: 'template' };
 
 export function NewJobPage() {
@@ -33,17 +35,18 @@ export function NewJobPage() {
 
   async function submit(e: SubmitEvent) {
     e.preventDefault();
-    const lines = parseUrlList(urls);
-    if (lines.some((l) => l.startsWith('s3://')) && !source) return setErrors({ source: ['choose the source whose credentials read the s3:// lines'] });
-    const body: JobCreate = { files: fileEntriesOf(lines, source), mode };
+    const entries = parseUrlList(urls);
+    if (entries.some((e) => e.url.startsWith('s3://')) && !source) return setErrors({ source: ['choose the source whose credentials read the s3:// lines'] });
+    // s3:// lines are read with the chosen source's credentials.
+    const body: JobCreate = { files: entries.map((e) => (e.url.startsWith('s3://') ? { ...e, source } : e)), mode };
     if (template.trim() !== '') body.zip_filename = template.trim();
     if (split.trim() !== '') {
-      const mib = Number(split);
-      if (!Number.isFinite(mib) || mib <= 0) {
-        setErrors({ split: ['enter a number of MiB (at least 100), or leave it empty for one ZIP'] });
+      const size = parseSize(split);
+      if (size === null || size <= 0) {
+        setErrors({ split: [`enter a size such as 500 MB or 2 GB (at least ${SPLIT_MIN}), or leave it empty for one ZIP`] });
         return;
       }
-      body.max_zip_size_bytes = Math.round(mib * MIB);
+      body.max_zip_size_bytes = size;
     }
     setBusy(true);
     setErrors({});
@@ -74,7 +77,7 @@ export function NewJobPage() {
         <div class="field">
           <label for="urls">URLs</label>
           <p class="hint" id="urls-hint">
-            One URL per line: http(s) URLs, or <code>s3://bucket/key</code> read with a source below. {count > 0 && `${count} ${count === 1 ? 'URL' : 'URLs'}.`}
+            One URL per line, optionally followed by a space and the file's name in the ZIP; lines starting with # are skipped; <code>s3://bucket/key</code> lines are read with the source below. {count > 0 && `${count} ${count === 1 ? 'URL' : 'URLs'}.`}
           </p>
           <textarea
             id="urls"
@@ -124,17 +127,14 @@ export function NewJobPage() {
           <FieldError id="mode-error" messages={errors.mode} />
         </fieldset>
         <div class="field">
-          <label for="split">Split size (MiB)</label>
+          <label for="split">Split size</label>
           <p class="hint" id="split-hint">
-            Empty for one ZIP; otherwise each ZIP is at most this size (at least 100 MiB).
+            Empty for one ZIP; otherwise each ZIP is at most this size, such as 500 MB or 2 GB (at least {SPLIT_MIN}).
           </p>
           <input
             id="split"
             name="split"
-            type="number"
-            inputMode="numeric"
-            min={100}
-            step="any"
+            type="text"
             value={split}
             onInput={(e) => setSplit(e.currentTarget.value)}
             aria-invalid={errors.split ? 'true' : undefined}

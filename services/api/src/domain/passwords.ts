@@ -1,6 +1,6 @@
 // Password hashing off the event loop. bcrypt's native addon runs each hash in libuv's thread
-// pool; the pure-JS bcryptjs it replaces ran 300-570 ms of CPU per login on the API's only
-// thread, so 20 concurrent logins stalled every other request for seconds (issue 16). The hash
+// pool: a pure-JS hash on the API's only thread let a burst of logins stall every other
+// request. The hash
 // format is the same ($2a$/$2b$), so hashes written by bcryptjs stay valid.
 import { availableParallelism } from 'node:os';
 import bcrypt from 'bcrypt';

@@ -1,6 +1,6 @@
 // Requests Node's HTTP parser refuses never reach Express: by default Node answers them with a
 // bare status line and no body (a URL over 16 KB is a 431 with nothing in it). This answers
-// them in the error envelope like every other error (issue 16: every answer is ours).
+// them in the error envelope like every other error (every answer is ours).
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorEnvelope } from '@ap/contract';

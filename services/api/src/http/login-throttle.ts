@@ -1,4 +1,4 @@
-// Login throttling (issue 16): a password guesser is slowed per account and per client address,
+// Login throttling: a password guesser is slowed per account and per client address,
 // counted in Redis so every API replica sees the same counts.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';

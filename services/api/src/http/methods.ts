@@ -1,4 +1,4 @@
-// Which methods each path takes, so that every answer is ours (issue 16): OPTIONS on a known
+// Which methods each path takes, so that every answer is ours: OPTIONS on a known
 // path is 204 with `Allow`, another method on it is 405 with `Allow` and the error envelope,
 // before authentication (a path's methods are no secret). Unknown paths fall through to 404.
 import type { RequestHandler } from 'express';

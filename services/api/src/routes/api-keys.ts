@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { ApiError, apiKeyCreateSchema, type ApiKeyView, type CreateApiKeyResponse, type ListApiKeysResponse, type MessageResponse } from '@ap/contract';
 import { parseOrThrow } from '../http/validate';
 import type { Db } from '@ap/db';
@@ -24,7 +24,8 @@ const apiKeyView = (k: ApiKeyRow): ApiKeyView => ({
 
 const select = { id: true, name: true, createdAt: true, expiresAt: true, lastUsedAt: true } as const;
 
-export function apiKeysRouter(db: Db): Router {
+/** `idempotent`: the Idempotency-Key middleware of create routes. */
+export function apiKeysRouter(db: Db, idempotent: RequestHandler): Router {
   const router = Router();
 
   // Revoked keys are gone for the user; expired ones are still listed (they show expires_at).
@@ -37,7 +38,7 @@ export function apiKeysRouter(db: Db): Router {
     res.json({ success: true, api_keys: keys.map(apiKeyView) } satisfies ListApiKeysResponse);
   });
 
-  router.post('/', async (req, res) => {
+  router.post('/', idempotent, async (req, res) => {
     const body = parseOrThrow(apiKeyCreateSchema(new Date()), req.body ?? {});
     const plain = generateApiKey();
     const key = await db.apiKey.create({

@@ -6,6 +6,7 @@ import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { verifyDownloadToken } from '@ap/tokens';
 import { meterDownload, type DownloadEnd } from '../http/download-meter';
+import type { StreamSlots } from '../http/stream-slots';
 
 export interface DownloadDeps {
   db: Db;
@@ -16,7 +17,12 @@ export interface DownloadDeps {
   serveStream?: (req: Request, res: Response, zipId: string) => Promise<void>;
   /** Told what each download response delivered once it has ended (download.completed). */
   onDownloadEnd?: (end: DownloadEnd) => void;
+  /** Stream downloads in flight per user (STREAM_DOWNLOADS_PER_USER). */
+  streamSlots?: StreamSlots;
 }
+
+/** When a user at the stream download cap is told to try again (seconds). */
+const STREAM_SLOT_RETRY_AFTER_S = 5;
 
 /** RFC 6266 / RFC 5987: an ASCII fallback plus the exact UTF-8 name. */
 export function contentDisposition(filename: string): string {
@@ -100,12 +106,19 @@ export function downloadRouter(deps: DownloadDeps): Router {
     if (!zip) throw new ApiError('INVALID_TOKEN', 'download link is not valid');
     if (zip.job.expiresAt <= new Date() || zip.job.purgedAt) throw new ApiError('EXPIRED_TOKEN', 'download link has expired');
     if (zip.job.status !== 'completed' || zip.status !== 'completed') throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
-    if (deps.onDownloadEnd) meterDownload(req, res, { zipId: zip.id, jobId: zip.jobId }, deps.onDownloadEnd);
     if (zip.job.mode === 'stream') {
       if (!deps.serveStream) throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
+      // Checked before any byte: one more download than the cap is refused, not queued.
+      const slot = req.method === 'HEAD' || !deps.streamSlots ? null : await deps.streamSlots.take(zip.job.userId);
+      if (slot === null && req.method !== 'HEAD' && deps.streamSlots) {
+        throw new ApiError('RATE_LIMITED', 'too many stream downloads of this account are running; retry when one has ended').withHeaders({ 'Retry-After': String(STREAM_SLOT_RETRY_AFTER_S) });
+      }
+      res.once('close', () => slot?.release());
+      if (deps.onDownloadEnd) meterDownload(req, res, { zipId: zip.id, jobId: zip.jobId }, deps.onDownloadEnd);
       await deps.serveStream(req, res, zip.id);
       return;
     }
+    if (deps.onDownloadEnd) meterDownload(req, res, { zipId: zip.id, jobId: zip.jobId }, deps.onDownloadEnd);
     if (!zip.objectKey || zip.size === null || !zip.etag) throw new ApiError('INVALID_TOKEN', 'this ZIP is not available');
 
     const range = answerRange(req, res, { filename: zip.filename, size: Number(zip.size), etag: `"${zip.etag}"`, lastModified: zip.completedAt ?? zip.updatedAt });

@@ -1,5 +1,5 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
-import { jobOutcome, renderZipFilenames, type JobListItemView, type JobView } from '@ap/contract';
+import { jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
 import type { Prisma, JobFileView } from '@ap/db';
 import { iso } from '../http/serialize';
 
@@ -16,7 +16,9 @@ export const jobListSelect = {
   createdAt: true,
   completedAt: true,
   expiresAt: true,
-  zips: { where: { sequence: 1 }, select: { filename: true, size: true } },
+  mode: true,
+  // Every bin's progress figures; the first bin also names the legacy zip_filename and zip_size.
+  zips: { orderBy: { sequence: 'asc' }, select: { sequence: true, filename: true, size: true, status: true, bytesDone: true, plannedSize: true } },
 } satisfies Prisma.JobSelect;
 
 export const jobFullInclude = {
@@ -60,6 +62,7 @@ export function jobListItem(job: ListRow): JobListItemView {
     created_at: iso(job.createdAt),
     completed_at: job.completedAt ? iso(job.completedAt) : null,
     expires_at: iso(job.expiresAt),
+    progress: jobProgress(job.status, job.zips.map((z) => zipProgress(z, job.mode === 'stream'))),
   };
 }
 
@@ -71,6 +74,7 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
     zips: job.zips,
     jobError: job.error,
     downloadUrl: (z) => (downloadable && z.status === 'completed' ? ctx.downloadUrl(z.id, job.expiresAt) : null),
+    stream: job.mode === 'stream',
   });
   const first = zips[0];
   return {
@@ -95,5 +99,6 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
     total_size: Number(job.totalSize),
     zips,
     ...(errors.length ? { errors } : {}),
+    progress: jobProgress(job.status, zips),
   };
 }

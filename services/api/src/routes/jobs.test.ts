@@ -51,7 +51,7 @@ describe('POST /jobs validation', () => {
     });
     expect(job.errors).toBeUndefined();
     expect(job.zips).toEqual([
-      { id: expect.stringMatching(/^zip_/), sequence: 1, status: 'pending', filename: `archive-${res.body.job_id}.zip`, file_count: 2, size: null, download_url: null },
+      { id: expect.stringMatching(/^zip_/), sequence: 1, status: 'pending', filename: `archive-${res.body.job_id}.zip`, file_count: 2, size: null, download_url: null, bytes_done: 0, expected_size: null },
     ]);
     expect(Date.parse(job.expires_at) - Date.parse(job.created_at)).toBe(86_400_000);
   });
@@ -72,6 +72,7 @@ describe('POST /jobs validation', () => {
     await expect400({ files: [{}] }, /url/);
     await expect400({ files: [{ url: 'ftp://x.example/a' }] }, /url/);
     await expect400({ files: [{ url: 'not a url' }] }, /url/);
+    await expect400({ files: [file(), { url: 'https://files.example.com/my file.pdf' }] }, /^files\[1\]\.url: must not contain a space: a URL carries it percent-encoded \(%20\)$/);
     await expect400({ files: 'x' });
     await expect400({ files: [file()], mode: 'zip' }, /mode/);
     await expect400({ files: [file()], zip_filename: 'x'.repeat(256) }, /zip_filename/);
@@ -201,7 +202,7 @@ describe('GET /jobs', () => {
   it('returns list items with exactly the contract fields', async () => {
     const res = await call(api.url, 'GET', '/jobs?limit=1', { key: lister.apiKey });
     expect(Object.keys(res.body.jobs[0]).sort()).toEqual(
-      ['completed_at', 'created_at', 'expires_at', 'fail_on_url_error', 'file_count', 'id', 'max_zip_size_bytes', 'multi_zip', 'status', 'total_size', 'url_count', 'zip_count', 'zip_filename', 'zip_size'].sort(),
+      ['completed_at', 'created_at', 'expires_at', 'fail_on_url_error', 'file_count', 'id', 'max_zip_size_bytes', 'multi_zip', 'progress', 'status', 'total_size', 'url_count', 'zip_count', 'zip_filename', 'zip_size'].sort(),
     );
   });
 
@@ -231,7 +232,8 @@ describe('GET /jobs', () => {
 describe('reconciler', () => {
   it('enqueues a job that was committed but never enqueued', async () => {
     const { reconcile } = await import('@ap/jobs');
-    const res = await post({ files: [file()] });
+    // A user of its own: earlier tests' pending jobs hold the free plan's one running bin.
+    const res = await post({ files: [file()] }, (await createUser(api.ctx)).apiKey);
     const job = await api.ctx.db.job.findUniqueOrThrow({ where: { id: res.body.job_id }, include: { zips: true } });
     const messageId = `pack:${job.zips[0]!.id}:0`;
     await (await api.ctx.queues.pack.getJob(messageId))!.remove();

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import {
   ApiError,
   checkArchiveLimit,
@@ -12,7 +12,8 @@ import {
   type ListJobsResponse,
 } from '@ap/contract';
 import { type Db, type Prisma, jobFileViews } from '@ap/db';
-import { createJob, retryJob, type WorkQueues } from '@ap/jobs';
+import { createJob, retryJob } from '@ap/jobs';
+import type { WorkQueues } from '@ap/queue';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
@@ -30,6 +31,8 @@ export interface JobsDeps {
   store: ObjectStore;
   log: Logger;
   downloadUrl: ViewContext['downloadUrl'];
+  /** The Idempotency-Key middleware of create routes. */
+  idempotent: RequestHandler;
   /** Seals the files' request headers. */
   secrets: Pick<SecretBox, 'seal'>;
 }
@@ -68,7 +71,7 @@ export function jobsRouter(deps: JobsDeps): Router {
   const { db, queues, store, log } = deps;
   const router = Router();
 
-  router.post('/', async (req, res) => {
+  router.post('/', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
     const body = parseOrThrow(jobCreateSchema, req.body);
     const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
@@ -146,9 +149,9 @@ export function jobsRouter(deps: JobsDeps): Router {
     res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) } satisfies GetJobResponse);
   });
 
-  router.post('/:id/retry', async (req, res) => {
+  router.post('/:id/retry', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
-    const id = req.params.id;
+    const id = String(req.params.id);
     const body = parseOrThrow(retrySchema, req.body ?? {});
     const outcome = isUuid(id) ? await retryJob({ db, queues, store }, id, user.id, body.from_checkpoint) : 'not-found';
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');

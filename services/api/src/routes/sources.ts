@@ -1,6 +1,6 @@
 // decisions.md "Private sources": POST/GET/DELETE /sources, and the s3:// file entries of a new
 // job resolved to the user's sources. The secret access key is sealed at once and never returned.
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { ApiError, MAX_SOURCES_PER_USER, sourceCreateSchema, type SourceView } from '@ap/contract';
 import { randomUUID } from 'node:crypto';
 import { createSource, deleteSource, listSources, resolveSourceRefs, type Db, type SourceRow } from '@ap/db';
@@ -16,6 +16,8 @@ export interface SourcesDeps {
   secrets: Pick<SecretBox, 'seal'>;
   /** ALLOW_PRIVATE_URLS: an endpoint follows the same address rules as fetched URLs. */
   allowPrivate: boolean;
+  /** The Idempotency-Key middleware of create routes. */
+  idempotent: RequestHandler;
 }
 
 const sourceView = (s: SourceRow): SourceView => ({
@@ -48,7 +50,7 @@ export function sourcesRouter(deps: SourcesDeps): Router {
   const { db } = deps;
   const router = Router();
 
-  router.post('/', async (req, res) => {
+  router.post('/', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
     const body = parseOrThrow(sourceCreateSchema, req.body ?? {});
     if (body.endpoint) {

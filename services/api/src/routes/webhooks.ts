@@ -1,6 +1,6 @@
 // decisions.md "Webhooks": POST/GET/DELETE /webhooks, POST /webhooks/:id/rotate-secret,
 // GET /webhooks/:id/deliveries. Secrets appear only in the create and rotate responses.
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { ApiError, listDeliveriesQuerySchema, MAX_WEBHOOKS_PER_USER, webhookCreateSchema, type WebhookDeliveryView, type WebhookView } from '@ap/contract';
 import type { Db } from '@ap/db';
 import { checkDestination } from '@ap/fetch';
@@ -13,6 +13,8 @@ export interface WebhooksDeps {
   db: Db;
   /** ALLOW_PRIVATE_URLS: webhook URLs follow the same address rules as fetched URLs. */
   allowPrivate: boolean;
+  /** The Idempotency-Key middleware of create routes. */
+  idempotent: RequestHandler;
 }
 
 const webhookView = (w: WebhookRow): WebhookView => ({ id: w.id, url: w.url, events: w.events, description: w.description, created_at: iso(w.createdAt) });
@@ -65,7 +67,7 @@ export function webhooksRouter(deps: WebhooksDeps): Router {
     return hook;
   };
 
-  router.post('/', async (req, res) => {
+  router.post('/', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
     const body = parseOrThrow(webhookCreateSchema, req.body ?? {});
     await checkWebhookUrl(body.url, deps.allowPrivate);

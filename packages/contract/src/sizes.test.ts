@@ -1,5 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { formatBytes, parseSize, parseUrlList } from './sizes';
+import { formatBytes, parseSize } from './sizes';
+import { parseUrlList } from './url-list';
+
+describe('formatBytes', () => {
+  it('writes decimal units with one decimal at most', () => {
+    expect([0, 999, 1000, 1_500_000, 251_234, 12_345_678, 104_857_600, 999_960, 2e9, 536_870_912_000, 3e12].map(formatBytes)).toEqual([
+      '0 B', '999 B', '1 kB', '1.5 MB', '251.2 kB', '12.3 MB', '104.9 MB', '1 MB', '2 GB', '536.9 GB', '3 TB',
+    ]);
+  });
+});
 
 describe('parseSize', () => {
   it('reads bytes, decimal and binary units', () => {
@@ -17,15 +26,11 @@ describe('parseSize', () => {
 
 describe('parseUrlList', () => {
   it('reads one URL per line with an optional filename, skipping blanks and comments', () => {
-    expect(parseUrlList('# list\nhttps://a.example/1\n\n  https://a.example/2  my file.txt \r\nhttps://a.example/3\n')).toEqual([
+    expect(parseUrlList('# list\nhttps://a.example/1\n\n  https://a.example/2  my file.txt \r\nhttps://a.example/3\n\thttps://a.example/4\tfour.bin')).toEqual([
       { url: 'https://a.example/1' },
       { url: 'https://a.example/2', filename: 'my file.txt' },
       { url: 'https://a.example/3' },
+      { url: 'https://a.example/4', filename: 'four.bin' },
     ]);
   });
-});
-
-it('formats bytes', () => {
-  expect(formatBytes(999)).toBe('999 B');
-  expect(formatBytes(1_500_000)).toBe('1.50 MB');
 });

@@ -1,0 +1,32 @@
+// Fair share of packers (docs/fair-share.md). A user's bins are admitted to the pack queue only
+// up to the user's plan cap (PLAN_CONCURRENT_BINS): a bin over the cap waits in Postgres, not in
+// a packer. Each admitted bin is queued with its rank among its user's admitted bins as its
+// BullMQ priority, so the queue serves every user's first bin, then every user's second, ...
+// Admission is in Postgres, so a Redis loss loses no admission: upkeep queues the admitted bins
+// again, ranked again.
+import { admitBins, type Db } from '@ap/db';
+import { enqueue, type WorkQueues } from '@ap/queue';
+
+/** Running bins per user by plan when the operator sets nothing (decisions.md "Fair share under load"). */
+export const DEFAULT_PLAN_CONCURRENT_BINS: Readonly<Record<string, number>> = { free: 1, starter: 2, pro: 4, scale: 8 };
+
+/**
+ * Admits what the user's cap allows and puts every admitted bin on the pack queue unless it is
+ * there already (message ids are derived from the bin, so this is idempotent); returns how many
+ * it added. Called wherever bins appear or end: job creation, layout, retry, a bin's end, upkeep.
+ */
+export async function queueBinsOf(
+  db: Db,
+  queues: Pick<WorkQueues, 'pack' | 'planConcurrentBins'>,
+  userId: string,
+  /** Queue only these jobs' bins (tests whose stacks share one database but not queues). */
+  onlyJobs?: readonly string[],
+): Promise<number> {
+  const caps = queues.planConcurrentBins ?? DEFAULT_PLAN_CONCURRENT_BINS;
+  let added = 0;
+  for (const bin of await admitBins(db, userId, (plan) => caps[plan] ?? DEFAULT_PLAN_CONCURRENT_BINS[plan] ?? 1)) {
+    if (onlyJobs && !onlyJobs.includes(bin.jobId)) continue;
+    if (await enqueue.pack(queues, { jobId: bin.jobId, zipId: bin.zipId, attempt: bin.attempt }, bin.rank)) added++;
+  }
+  return added;
+}

@@ -1,0 +1,68 @@
+// Idempotency-Key on create routes (decisions.md "Idempotent requests"): one line per route,
+// `router.post(path, idempotent, handler)`, after authentication.
+import { createHash } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import { ApiError } from '@ap/contract';
+import type { Db } from '@ap/db';
+import { claimIdempotencyKey, deleteExpiredIdempotencyKeys, releaseIdempotencyKey, storeIdempotentResponse } from '../domain/idempotency-keys';
+import { authOf } from './auth';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
+
+export interface IdempotencyOptions {
+  db: Db;
+  /** Derives the key that encrypts stored responses (with the Idempotency-Key itself). */
+  secret: string;
+  /** The clock keys expire by (tests move it). */
+  now?: () => Date;
+}
+
+/** What makes two requests the same: method, path (query included) and body. */
+function fingerprintOf(method: string, url: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('hex');
+}
+
+export function idempotency({ db, secret, now = () => new Date() }: IdempotencyOptions): RequestHandler {
+  return (req, res, next) => {
+    const key = req.get(IDEMPOTENCY_KEY_HEADER);
+    if (key === undefined) return next();
+    if (!KEY_FORMAT.test(key)) return next(new ApiError('INVALID_REQUEST', `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`));
+    const userId = authOf(req).user.id;
+    const at = now();
+    void (async () => {
+      await deleteExpiredIdempotencyKeys(db, userId, at);
+      const claim = await claimIdempotencyKey(db, secret, { userId, key, fingerprint: fingerprintOf(req.method, req.originalUrl, req.body), now: at });
+      switch (claim.kind) {
+        case 'reused':
+          throw new ApiError('IDEMPOTENCY_KEY_REUSED', `this ${IDEMPOTENCY_KEY_HEADER} was used with another request; use a new key for a new request`);
+        case 'in-use':
+          throw new ApiError('IDEMPOTENCY_KEY_IN_USE', `a request with this ${IDEMPOTENCY_KEY_HEADER} is still running; retry later`).withHeaders({ 'Retry-After': '1' });
+        case 'replay':
+          res.set(REPLAYED_HEADER, 'true').status(claim.status).json(claim.body);
+          return;
+        case 'claimed':
+          answerThroughKey(res, (status, body) =>
+            status >= 200 && status < 300 ? storeIdempotentResponse(db, secret, { userId, key, status, body }) : releaseIdempotencyKey(db, { userId, key }),
+          );
+          next();
+      }
+    })().catch(next);
+  };
+}
+
+/**
+ * The response is recorded before it is sent: a client that retries after losing the answer
+ * finds it. A 2xx is kept; anything else (4xx refused, 5xx failed) frees the key.
+ */
+function answerThroughKey(res: Response, record: (status: number, body: unknown) => Promise<void>): void {
+  const send = res.json.bind(res);
+  res.json = (body: unknown) => {
+    res.json = send;
+    record(res.statusCode, body)
+      .catch(() => undefined)
+      .finally(() => send(body));
+    return res;
+  };
+}

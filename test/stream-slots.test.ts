@@ -1,0 +1,76 @@
+// Stream downloads in flight per user are capped (decisions.md "Fair share under load"): one more
+// than STREAM_DOWNLOADS_PER_USER is 429 RATE_LIMITED with Retry-After before any byte, and other
+// users are not affected.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startGatedOrigin, type GatedOrigin } from './gated-origin';
+import { call, createUser, waitForJob } from './helpers';
+import { bytesOf } from './origin';
+import { startStack, type Stack } from './stack';
+
+let stack: Stack;
+let origin: GatedOrigin;
+
+beforeAll(async () => {
+  stack = await startStack();
+  // Every body stops at its middle until the test opens the gate: the downloads stay in flight.
+  origin = await startGatedOrigin({ '/f.bin': bytesOf(9, 400_000) }, { '/f.bin': 200_000 });
+});
+afterAll(async () => {
+  origin.open();
+  await origin.close();
+  await stack.close();
+});
+
+async function streamZipUrl(): Promise<{ url: string; key: string }> {
+  const { apiKey } = await createUser(stack.ctx, { plan: 'pro' });
+  const res = await call(stack.url, 'POST', '/jobs', { key: apiKey, body: { files: [{ url: `${origin.url}/f.bin` }], mode: 'stream' } });
+  const job = await waitForJob(stack.url, apiKey, res.body.job_id, ['completed'], 30_000);
+  return { url: job.zips[0].download_url, key: apiKey };
+}
+
+/** Starts a download and resolves with its status and headers once they arrive (the body keeps coming). */
+function startDownload(url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: () => Promise<Buffer>; abort: () => void }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      const ended = new Promise<Buffer>((done) => res.on('end', () => done(Buffer.concat(chunks))).on('close', () => done(Buffer.concat(chunks))));
+      resolve({ status: res.statusCode!, headers: res.headers, body: () => ended, abort: () => req.destroy() });
+    });
+    req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
+  });
+}
+
+describe('stream downloads per user', () => {
+  it('answers the 21st download of a user 429 with Retry-After, while another user still downloads', async () => {
+    const a = await streamZipUrl();
+    const b = await streamZipUrl();
+    const running = await Promise.all(Array.from({ length: 20 }, () => startDownload(a.url)));
+    try {
+      expect(running.map((d) => d.status)).toEqual(Array(20).fill(200));
+      const refused = await startDownload(a.url);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers['content-disposition']).toBeUndefined();
+      expect(JSON.parse((await refused.body()).toString())).toEqual({ success: false, error: { code: 'RATE_LIMITED', message: expect.any(String) } });
+
+      const other = await startDownload(b.url);
+      expect(other.status).toBe(200);
+      other.abort();
+
+      // One ends: its slot is free again.
+      running.pop()!.abort();
+      const deadline = Date.now() + 5_000;
+      let again = await startDownload(a.url);
+      while (again.status === 429 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        again = await startDownload(a.url);
+      }
+      expect(again.status).toBe(200);
+      running.push(again);
+    } finally {
+      for (const d of running) d.abort();
+    }
+  }, 60_000);
+});
