@@ -60,7 +60,7 @@ describe('the OpenAPI document', () => {
   it('lists what a user comes for first: Jobs, then downloads; operations last', () => {
     const doc = buildOpenApiDocument();
     const tags = (doc.tags as { name: string }[]).map((t) => t.name);
-    expect(tags).toEqual(['Jobs', 'Download', 'Webhooks', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations']);
+    expect(tags).toEqual(['Jobs', 'Download', 'Webhooks', 'Sources', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations']);
     const firstTags = Object.values(doc.paths as Record<string, Record<string, { tags: string[] }>>).map((ops) => Object.values(ops)[0]!.tags[0]);
     expect(firstTags[0]).toBe('Jobs');
     expect(firstTags.at(-1)).toBe('Operations');
