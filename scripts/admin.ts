@@ -1,11 +1,13 @@
 // Operator CLI. `pnpm admin users create --email E [--password P] [--plan free|starter|pro|scale] [--overage]`
 // prints one JSON line {"user_id", "api_key"} on stdout and exits 0; problems go to stderr, exit 2.
+// `pnpm admin secrets rotate` re-seals every stored secret under SECRETS_KEY (admin-secrets.ts).
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createDb, ensureDatabase, migrate } from '@ap/db';
 import { createUserWithKey } from '@ap/api';
 import { DEFAULT_DATABASE_URL, readRuntimeInfo } from './dev-env';
+import { rotateSecretsCommand } from './admin-secrets';
 
 // Resolved from this file, so the bundle dist/admin.js in the image finds them the same way.
 const MIGRATIONS_DIR = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
@@ -17,7 +19,8 @@ function fail(message: string): never {
 }
 
 const args = process.argv.slice(2);
-if (args[0] !== 'users' || args[1] !== 'create') fail(USAGE);
+if (args[0] === 'secrets' && args[1] === 'rotate') process.exit(await rotateSecretsCommand());
+if (args[0] !== 'users' || args[1] !== 'create') fail(`${USAGE}\n       pnpm admin secrets rotate`);
 
 let values: Record<string, string | boolean | undefined>;
 try {

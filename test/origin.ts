@@ -23,6 +23,8 @@ export interface OriginFile {
   cutFirstGetAt?: number;
   /** The first GET with a body sends this many bytes, then nothing more (the connection stays open). */
   stallFirstGetAt?: number;
+  /** Answers 401 unless every one of these request headers has its value. */
+  requireHeaders?: Record<string, string>;
 }
 
 export interface Origin {
@@ -30,7 +32,7 @@ export interface Origin {
   files: Map<string, OriginFile>;
   /** Body bytes sent per path (GET bodies only). */
   bytesSent: Map<string, number>;
-  requests: { method: string; path: string; range?: string; ifMatch?: string }[];
+  requests: { method: string; path: string; range?: string; ifMatch?: string; headers: http.IncomingHttpHeaders }[];
   set(path: string, file: OriginFile): string;
   close(): Promise<void>;
 }
@@ -57,9 +59,10 @@ export async function startOrigin(): Promise<Origin> {
   const misbehaved = new Set<string>();
   const server = http.createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]!);
-    requests.push({ method: req.method!, path, range: req.headers.range, ...(req.headers['if-match'] ? { ifMatch: req.headers['if-match'] } : {}) });
+    requests.push({ method: req.method!, path, range: req.headers.range, ...(req.headers['if-match'] ? { ifMatch: req.headers['if-match'] } : {}), headers: req.headers });
     const file = files.get(path);
     if (!file) return void res.writeHead(404).end();
+    if (file.requireHeaders && Object.entries(file.requireHeaders).some(([name, value]) => req.headers[name.toLowerCase()] !== value)) return void res.writeHead(401).end();
     if (file.redirectTo) return void res.writeHead(302, { location: file.redirectTo }).end();
     if (file.status) return void res.writeHead(file.status).end();
     if (req.method === 'HEAD' && file.noHead) return void res.writeHead(405).end();

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { createEntryNameDeduper } from '@ap/contract';
-import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
+import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import { entryNameOf } from '@ap/jobs';
 import { YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 
@@ -27,6 +27,8 @@ export interface ArchiveFile {
   size: bigint | null;
   /** Name chosen while preparing (split jobs); derived from the response otherwise. */
   entryName: string | null;
+  /** Its request headers or source credentials. */
+  access?: FileAccess;
 }
 
 export interface ArchiveOptions {
@@ -86,7 +88,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
       size: file.size === null ? null : Number(file.size),
       open: () =>
         fetcher
-          .openBody(file.url, { expectedSize: file.size === null ? undefined : Number(file.size), signal })
+          .openBody(file.url, { expectedSize: file.size === null ? undefined : Number(file.size), signal, ...(file.access ? { access: file.access } : {}) })
           .catch((err: unknown) => (err instanceof FetchError ? err : Promise.reject(err))),
     })),
     (opened) => (opened instanceof FetchError ? null : opened.stream),

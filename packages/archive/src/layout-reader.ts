@@ -4,7 +4,7 @@
 import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { crc32, planSlices, renderSegment, type AesCtr, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
-import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type OpenedBody } from '@ap/fetch';
+import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
 import { encryptedBody } from './encrypted-body';
@@ -32,10 +32,12 @@ export interface LayoutInput {
   etag: string | null;
   lastModified: string | null;
   checkpoint: CrcCheckpoint | null;
+  /** Its request headers or source credentials. */
+  access?: FileAccess;
 }
 
 /** A layout's file as Postgres holds it (job_files), with what earlier passes learned. */
-export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'> & Partial<Pick<BinFileRow, 'aesMac'>>;
+export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'> & Partial<Pick<BinFileRow, 'aesMac'>> & { access?: FileAccess };
 
 /** The reader's inputs and the CRC-32s and MACs already known (by index), from the recorded files. */
 export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: LayoutInput[]; crcs: Map<number, number>; macs: Map<number, Buffer> } {
@@ -46,6 +48,7 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
     etag: r.etag,
     lastModified: r.lastModified,
     checkpoint: r.crcPrefixLen === null || r.crcPrefix === null ? null : { length: Number(r.crcPrefixLen), crc: r.crcPrefix >>> 0 },
+    ...(r.access ? { access: r.access } : {}),
   }));
   const crcs = new Map<number, number>();
   rows.forEach((r, i) => {
@@ -237,6 +240,7 @@ export class LayoutReader {
       ...(whole ? {} : { range: { start, end: end - 1 } }),
       expectedSize: input.size,
       ...(input.etag ? { ifMatch: input.etag } : {}),
+      ...(input.access ? { access: input.access } : {}),
       signal: this.signal,
     });
     const changed =

@@ -13,7 +13,7 @@
 //   preparer does) to lay out the rest.
 import { createEntryNameDeduper } from '@ap/contract';
 import { binUploadParts, forgetBinUpload, markBinUploadNotResumable, recordBinPart, recordBinUpload, recordEntries, type BinFileRow, type Db } from '@ap/db';
-import { findFetchError, type Fetcher } from '@ap/fetch';
+import { findFetchError, type Fetcher, type FileAccess } from '@ap/fetch';
 import { entryNameOf, layoutOfFiles, mapLimit } from '@ap/jobs';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
@@ -23,7 +23,7 @@ import { CrcStore } from './crc-store';
 import { LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf } from './layout-reader';
 
 /** A bin's file as the packer loads it. */
-export type BinFile = BinFileRow;
+export type BinFile = BinFileRow & { access?: FileAccess };
 
 /**
  * How a bin's upload can be resumed; `id` (part size, and the layout digest for a fixed
@@ -272,7 +272,7 @@ async function layOutAsWritten(
   while (recorded < files.length && files[recorded]!.entryName !== null && files[recorded]!.size !== null) recorded++;
   const names = createEntryNameDeduper();
   for (const f of files.slice(0, recorded)) if (names.take(f.entryName!) !== f.entryName) return null;
-  const probed = await mapLimit(files.slice(recorded), deps.config.PROBE_CONCURRENCY, (f) => deps.fetcher.probe(f.url, { signal }));
+  const probed = await mapLimit(files.slice(recorded), deps.config.PROBE_CONCURRENCY, (f) => deps.fetcher.probe(f.url, { signal, ...(f.access ? { access: f.access } : {}) }));
   const rest: BinFile[] = [];
   for (const [i, p] of probed.entries()) {
     if (!p.ok || p.size === null) return null;

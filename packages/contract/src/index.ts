@@ -7,6 +7,7 @@ export * from './filename-template';
 export * from './entry-names';
 export * from './schemas';
 export * from './archive-options';
+export * from './private-sources';
 
 export * from './webhooks';
 export * from './responses';

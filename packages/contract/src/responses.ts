@@ -43,7 +43,11 @@ export const errorEntryViewSchema = z.strictObject({ url: z.string(), error: z.s
 
 /** api.md "File entry" in a job read response. */
 export const fileEntryViewSchema = z
-  .strictObject({ url: z.string(), filename: z.string().nullable().describe('null when not supplied') })
+  .strictObject({
+    url: z.string(),
+    filename: z.string().nullable().describe('null when not supplied'),
+    header_names: z.array(z.string()).optional().describe('names of the request headers given (lower case, sorted); their values are never shown'),
+  })
   .meta({ id: 'FileEntry' });
 
 /** decisions.md "Progress": the share of the job's bytes written. */

@@ -51,6 +51,8 @@ import {
   type PlanName,
 } from './plans';
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
+import { checkFileEntryAccess, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
+import { stringRecordSchema } from './string-record';
 
 export const SPLIT_STRATEGIES = ['preserve-order', 'ffd'] as const;
 export type SplitStrategy = (typeof SPLIT_STRATEGIES)[number];
@@ -132,7 +134,7 @@ export const isHttpUrl = (value: string): boolean => httpUrlProblem(value) === n
 const fileUrlSchema = z.string(typed('a string')).superRefine((value, ctx) => {
   if (value.length > FILE_URL_MAX_CHARS) ctx.addIssue({ code: 'custom', message: `must be at most ${FILE_URL_MAX_CHARS} characters` });
   else {
-    const problem = httpUrlProblem(value);
+    const problem = isS3Url(value) ? s3UrlProblem(value) : httpUrlProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }
 });
@@ -142,13 +144,17 @@ const givenFilenameSchema = z.string(typed('a string')).superRefine((value, ctx)
   if (!check.ok) ctx.addIssue({ code: 'custom', message: check.message });
 });
 
-export const fileEntrySchema = z.strictObject(
-  {
-    url: fileUrlSchema,
-    filename: givenFilenameSchema.nullish(),
-  },
-  nestedObject('an object with "url" and an optional "filename"'),
-);
+export const fileEntrySchema = z
+  .strictObject(
+    {
+      url: fileUrlSchema,
+      filename: givenFilenameSchema.nullish(),
+      headers: fileHeadersSchema.meta({ type: 'object', maxProperties: 10, additionalProperties: { type: 'string', maxLength: 4096 } }).optional(),
+      source: z.string(typed('a source name or id')).min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
+    },
+    nestedObject('an object with "url" and an optional "filename"'),
+  )
+  .superRefine(checkFileEntryAccess);
 
 const zipFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) => {
   const check = validateZipFilename(value);
@@ -158,17 +164,7 @@ const zipFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) =
 const shortKey = (key: string) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
 
 /** `metadata`: at most 10 string pairs (validated by hand so that no key is dropped silently). */
-const metadataSchema = z.unknown().transform((value, ctx): Record<string, string> => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null)) {
-    ctx.addIssue({ code: 'custom', message: 'must be an object of string values' });
-    return z.NEVER;
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  let bad = false;
-  const problem = (message: string, path: PropertyKey[] = []) => {
-    ctx.addIssue({ code: 'custom', message, path });
-    bad = true;
-  };
+const metadataSchema = stringRecordSchema('must be an object of string values', (entries, problem) => {
   if (entries.length > METADATA_MAX_PAIRS) problem(`must have at most ${METADATA_MAX_PAIRS} key/value pairs (got ${entries.length})`);
   for (const [key, v] of entries) {
     const keyChars = codePointLength(key);
@@ -178,8 +174,6 @@ const metadataSchema = z.unknown().transform((value, ctx): Record<string, string
     else if (codePointLength(v) > METADATA_VALUE_MAX_CHARS) problem(`must be at most ${METADATA_VALUE_MAX_CHARS} characters (got ${codePointLength(v)})`, [key]);
     else if (!storable(v)) problem('must not contain NUL characters or unpaired surrogates', [key]);
   }
-  if (bad) return z.NEVER;
-  return Object.fromEntries(entries) as Record<string, string>;
 });
 
 export const jobCreateSchema = z

@@ -162,7 +162,7 @@ describe('dashboard in Chromium', () => {
     expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(await context.cookies()).toEqual([]);
     expect(page.url()).not.toContain(token!);
-    for (const name of ['Jobs', 'New job', 'API keys', 'Webhooks', 'Usage']) await page.getByRole('link', { name, exact: true }).waitFor();
+    for (const name of ['Jobs', 'New job', 'API keys', 'Webhooks', 'Sources', 'Usage']) await page.getByRole('link', { name, exact: true }).waitFor();
     await page.getByText('No jobs yet.').waitFor();
   });
 
@@ -351,6 +351,32 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('dialog', { name: 'Delete this webhook?' }).getByRole('button', { name: 'Delete webhook' }).click();
     await card.waitFor({ state: 'detached' });
     expect((await call(stack.url, 'GET', '/webhooks', { bearer })).body.webhooks).toEqual([]);
+  });
+
+  it('keeps sources: the secret sent once and never shown, s3:// lines in a new job need one, delete', async () => {
+    const bearer = (await sessionToken())!;
+    const secretValue = 'dashboard-source-secret-5e1f';
+    await page.getByRole('link', { name: 'Sources', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sources', level: 1 }).waitFor();
+    await page.getByLabel('Name').fill('photos-bucket');
+    await page.getByLabel('Region').fill('eu-west-1');
+    await page.getByLabel('Access key id').fill('AKIADASHBOARD');
+    await page.getByLabel('Secret access key').fill(secretValue);
+    await page.getByRole('button', { name: 'Create source' }).click();
+    const card = page.locator('article', { has: page.getByRole('heading', { name: 'photos-bucket' }) });
+    await card.waitFor();
+    expect(await page.content()).not.toContain(secretValue);
+    await shot('sources');
+    await page.getByRole('link', { name: 'New job', exact: true }).click();
+    await page.getByLabel('URLs', { exact: true }).fill('s3://photos/2026/a.jpg');
+    await page.getByRole('button', { name: 'Create job' }).click();
+    await page.getByText('choose the source whose credentials read the s3:// lines').waitFor();
+    await page.getByLabel('Source for s3:// lines').selectOption('photos-bucket');
+    await page.getByRole('link', { name: 'Sources', exact: true }).click();
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete this source?' }).getByRole('button', { name: 'Delete source' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await call(stack.url, 'GET', '/sources', { bearer })).body.sources).toEqual([]);
   });
 
   it('shows usage against the plan and jobs by status', async () => {

@@ -12,13 +12,15 @@ import {
   type ListDeliveriesQuery,
   type ListJobsQuery,
   type PaginationMeta,
+  type Source,
+  type SourceCreateRequest,
   type Webhook,
   type WebhookDelivery,
   type WebhookEvent,
   type ZipEntry,
 } from '@ap/sdk/client';
 
-export type { ApiKey, Job, JobListItem, Webhook, WebhookEvent, ZipEntry };
+export type { ApiKey, Job, JobListItem, Source, SourceCreateRequest, Webhook, WebhookEvent, ZipEntry };
 export type { ErrorEntry, JobStats, Usage } from '@ap/sdk/client';
 export type JobStatus = Job['status'];
 export type ZipStatus = ZipEntry['status'];
@@ -91,6 +93,10 @@ export function createApi(session: SessionHooks, baseUrl = '') {
     rotateWebhookSecret: (id: string) => call(() => client.rotateWebhookSecret(id)),
     deleteWebhook: (id: string) => call(() => client.deleteWebhook(id)),
     listDeliveries: (id: string, params: ListDeliveriesQuery = {}) => call(() => client.listWebhookDeliveries(id, params)),
+
+    listSources: () => call(() => client.listSources()),
+    createSource: (body: SourceCreateRequest) => call(() => client.createSource(body)),
+    deleteSource: (id: string) => call(() => client.deleteSource(id)),
 
     usage: () => call(() => client.usage()),
   };

@@ -9,6 +9,7 @@ import { JobPage } from './pages/job';
 import { NewJobPage } from './pages/new-job';
 import { KeysPage } from './pages/keys';
 import { WebhooksPage } from './pages/webhooks';
+import { SourcesPage } from './pages/sources';
 import { UsagePage } from './pages/usage';
 import './styles.css';
 
@@ -21,6 +22,7 @@ const NAV = [
   { to: '/jobs/new', label: 'New job' },
   { to: '/keys', label: 'API keys' },
   { to: '/webhooks', label: 'Webhooks' },
+  { to: '/sources', label: 'Sources' },
   { to: '/usage', label: 'Usage' },
 ];
 
@@ -71,6 +73,7 @@ function App() {
   else if ((params = match('/jobs/:id', loc.path))) page = <JobPage id={params.id!} />;
   else if (match('/keys', loc.path)) page = <KeysPage />;
   else if (match('/webhooks', loc.path)) page = <WebhooksPage />;
+  else if (match('/sources', loc.path)) page = <SourcesPage />;
   else if (match('/usage', loc.path)) page = <UsagePage />;
   else
     page = (

@@ -4,3 +4,4 @@ export * from './generated/client';
 export * from './job-files';
 export * from './zips';
 export * from './zip-parts';
+export * from './sources';

@@ -21,6 +21,10 @@ export interface JobFileRow {
   /** Resume checkpoint while the CRC is not known: CRC-32 of the first crcPrefixLen bytes. */
   crcPrefix: number | null;
   crcPrefixLen: bigint | null;
+  /** Request headers, sealed (file-access.ts opens them); null when none. */
+  headers: string | null;
+  /** The source an s3:// URL is read with. */
+  sourceId: string | null;
   zipId: string | null;
   /** Why its URL failed; null when fine. */
   error: string | null;
@@ -32,7 +36,7 @@ export interface JobFileRow {
 export type BinFileRow = Omit<JobFileRow, 'zipId' | 'error'>;
 
 /** A file as the job's views show it. */
-export type JobFileView = Pick<JobFileRow, 'url' | 'filename' | 'error' | 'zipId'>;
+export type JobFileView = Pick<JobFileRow, 'url' | 'filename' | 'error' | 'zipId'> & { headerNames: string | null };
 
 const BIN_FILE_SELECT = {
   position: true,
@@ -46,21 +50,34 @@ const BIN_FILE_SELECT = {
   crcPrefix: true,
   crcPrefixLen: true,
   aesMac: true,
+  headers: true,
+  sourceId: true,
 } as const;
 
+/** A file as inserted: its sealed headers (and their names) or its source, when it has them. */
+export interface NewJobFileRow {
+  url: string;
+  filename?: string | null;
+  sealedHeaders?: string | null;
+  headerNames?: readonly string[];
+  sourceId?: string | null;
+}
+
 /** A job's files as created: in input order, all in `zipId` when the bin is known up front. */
-export async function insertJobFiles(tx: DbTx, jobId: string, files: readonly { url: string; filename?: string | null }[], zipId: string | null): Promise<void> {
-  // One statement for any number of files (20,000 rows in a few tens of ms).
+export async function insertJobFiles(tx: DbTx, jobId: string, files: readonly NewJobFileRow[], zipId: string | null): Promise<void> {
+  // One statement for any number of files (20,000 rows in a few tens of ms). Header names are
+  // HTTP tokens (no commas): stored joined.
   await tx.$executeRaw`
-    INSERT INTO job_files (job_id, position, url, filename, zip_id)
-    SELECT ${jobId}::uuid, f.position - 1, f.url, f.filename, ${zipId}
-      FROM unnest(${files.map((f) => f.url)}::text[], ${files.map((f) => f.filename ?? null)}::text[])
-           WITH ORDINALITY AS f(url, filename, position)`;
+    INSERT INTO job_files (job_id, position, url, filename, zip_id, headers, header_names, source_id)
+    SELECT ${jobId}::uuid, f.position - 1, f.url, f.filename, ${zipId}, f.headers, f.header_names, f.source_id
+      FROM unnest(${files.map((f) => f.url)}::text[], ${files.map((f) => f.filename ?? null)}::text[], ${files.map((f) => f.sealedHeaders ?? null)}::text[],
+                  ${files.map((f) => (f.headerNames?.length ? f.headerNames.join(',') : null))}::text[], ${files.map((f) => f.sourceId ?? null)}::uuid[])
+           WITH ORDINALITY AS f(url, filename, headers, header_names, source_id, position)`;
 }
 
 /** Every file of a job, to probe: in input order. */
-export function filesToProbe(db: DbTx, jobId: string): Promise<Pick<JobFileRow, 'position' | 'url' | 'filename'>[]> {
-  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true } });
+export function filesToProbe(db: DbTx, jobId: string): Promise<Pick<JobFileRow, 'position' | 'url' | 'filename' | 'headers' | 'sourceId'>[]> {
+  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true, headers: true, sourceId: true } });
 }
 
 /** What preparing learned of a file: its probe, entry name, failure and bin. */
@@ -90,7 +107,7 @@ export function binFiles(db: DbTx, zipId: string): Promise<BinFileRow[]> {
 
 /** A job's files as its views show them, in input order. */
 export function jobFileViews(db: DbTx, jobId: string): Promise<JobFileView[]> {
-  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true } });
+  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true, headerNames: true } });
 }
 
 /** A job's failed files (URL, why, bin), in input order: what its events list under `errors`. */

@@ -68,9 +68,9 @@ describe('job_files operations', () => {
   it('create, probe, errors and the bin view: in order, failed URLs left out of the bin', async () => {
     const { jobId, zipId } = await newJob(['http://o/a', 'http://o/b', 'http://o/c']);
     expect(await jobFileViews(db, jobId)).toEqual([
-      { url: 'http://o/a', filename: 'given.txt', error: null, zipId },
-      { url: 'http://o/b', filename: null, error: null, zipId },
-      { url: 'http://o/c', filename: null, error: null, zipId },
+      { url: 'http://o/a', filename: 'given.txt', error: null, zipId, headerNames: null },
+      { url: 'http://o/b', filename: null, error: null, zipId, headerNames: null },
+      { url: 'http://o/c', filename: null, error: null, zipId, headerNames: null },
     ]);
     await recordProbedFiles(db, jobId, [
       { position: 0, size: 10, etag: '"e"', lastModified: null, entryName: 'given.txt', error: null, zipId },
@@ -84,7 +84,7 @@ describe('job_files operations', () => {
       { url: 'http://o/c', error: 'broke', zipId },
     ]);
     expect(await binFiles(db, zipId)).toEqual([
-      { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null },
+      { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null, headers: null, sourceId: null },
     ]);
   });
 

@@ -6,7 +6,7 @@
 import got, { type Got, type PlainResponse, type Request as GotRequest } from 'got';
 import { toFetchError, type ErrorContext } from './classify';
 import { FetchError } from './errors';
-import { checkUrl, createGuardedAgents, parseAllowList, type GuardOptions } from './guard';
+import { checkUrl, createGuardedAgents, parseAllowList, type GuardedAgents, type GuardOptions } from './guard';
 import { DEFAULT_MIN_RATE, watchRate } from './limits';
 import type { FetcherOptions } from './types';
 
@@ -18,8 +18,14 @@ export interface Attempt {
 export interface HttpClient {
   /** Parses the URL and applies the guard's URL checks; throws a FetchError. */
   preflight(url: string): URL;
-  /** One got request, settled at its final response's headers (after redirects). */
-  attempt(url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Attempt>;
+  /**
+   * One got request, settled at its final response's headers (after redirects). `own`: the
+   * file's own request headers (access.ts), sent to the URL's origin only.
+   */
+  attempt(url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, signal: AbortSignal | undefined, own?: Readonly<Record<string, string>>): Promise<Attempt>;
+  /** The guarded agents and the guard's settings (the S3 reader's requests use them too). */
+  agents: GuardedAgents;
+  guard: GuardOptions;
   /** Closes the keep-alive sockets. */
   close(): void;
 }
@@ -77,6 +83,11 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
         (next) => {
           const refused = checkUrl(next.url as URL, guard);
           if (refused) throw refused;
+          // A file's own headers go to its URL's origin only (as curl and browsers do with Authorization).
+          const own = next.context as { origin?: string; ownHeaders?: readonly string[] };
+          if (own.ownHeaders && new URL(next.url as URL).origin !== own.origin) {
+            for (const name of own.ownHeaders) delete next.headers[name];
+          }
         },
       ],
       // Errors emitted on got's stream (also after the body was handed out) become FetchErrors.
@@ -108,10 +119,13 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
     return parsed;
   }
 
-  function attempt(url: string, method: 'GET' | 'HEAD', headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Attempt> {
+  function attempt(url: string, method: 'GET' | 'HEAD', ours: Record<string, string>, signal: AbortSignal | undefined, own?: Readonly<Record<string, string>>): Promise<Attempt> {
     return new Promise<Attempt>((resolve, reject) => {
       const link = signal ? linkSignal(signal) : undefined;
-      const stream = client.stream(url, { method, headers, ...(link ? { signal: link.signal } : {}) });
+      const extra = own ? lowerKeys(own) : undefined;
+      const headers = extra ? { ...extra, ...ours } : ours;
+      const context = extra ? { origin: new URL(url).origin, ownHeaders: Object.keys(extra) } : {};
+      const stream = client.stream(url, { method, headers, context, ...(link ? { signal: link.signal } : {}) });
       if (link) for (const event of ['end', 'close', 'error']) stream.once(event, link.release);
       // Keeps a late error from crashing the process before the consumer attaches its own
       // listener; the error stays on `stream.errored` for pipeline() to report.
@@ -133,9 +147,14 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
   return {
     preflight,
     attempt,
+    agents,
+    guard,
     close() {
       agents.http.destroy();
       agents.https.destroy();
     },
   };
 }
+
+const lowerKeys = (headers: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));

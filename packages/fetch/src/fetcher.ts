@@ -20,15 +20,18 @@
  *
  * The parts: client.ts (one attempt over got), retry.ts (the loop), classify.ts (errors),
  * probe.ts (sizes), open-body.ts (a body handed out), source.ts (its sub-ranges again),
- * body.ts (the stream that resumes and concatenates them).
+ * body.ts (the stream that resumes and concatenates them); access.ts and s3-object.ts (files
+ * read with their own request headers, or as s3:// objects with a source's credentials).
  */
-import type { ErrorContext } from './classify';
-import { createHttpClient } from './client';
+import { toFetchError, type ErrorContext } from './classify';
+import { createHttpClient, type HttpClient } from './client';
+import { FetchError } from './errors';
+import { createS3Reader } from './s3-object';
 import { createOpenBody } from './open-body';
 import { createProbe } from './probe';
 import { createRetrier } from './retry';
 import { createSourceReader } from './source';
-import type { Fetcher, FetcherOptions } from './types';
+import type { Fetcher, FetcherOptions, ProbeFailed } from './types';
 
 export { httpError, toFetchError } from './classify';
 export type { ByteRange, Fetcher, FetcherOptions, OpenBodyOptions, OpenedBody, ProbeFailed, ProbeOk, ProbeResult } from './types';
@@ -45,10 +48,45 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     },
     ctx,
   );
-  const sources = createSourceReader(client, retrier, ctx, options.idleTimeoutMs);
-  return {
-    probe: createProbe(client, retrier, ctx),
-    openBody: createOpenBody(client, retrier, sources),
-    close: () => client.close(),
+  // A file's reads by how it is accessed (access.ts): as a plain URL, with its own request
+  // headers (the same parts over a client that adds them), or as an s3:// object.
+  const over = (http: HttpClient) => {
+    const sources = createSourceReader(http, retrier, ctx, options.idleTimeoutMs);
+    return { probe: createProbe(http, retrier, ctx), openBody: createOpenBody(http, retrier, sources), sources };
   };
+  const plain = over(client);
+  const withHeaders = (own: Readonly<Record<string, string>>) => over({ ...client, attempt: (url, method, headers, signal) => client.attempt(url, method, headers, signal, own) });
+  const s3 = createS3Reader({
+    agents: client.agents,
+    guard: client.guard,
+    connectTimeoutMs: options.connectTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    bodyOptions: plain.sources.bodyOptions,
+    toError: (error) => toFetchError(error, ctx),
+  });
+  return {
+    probe: (url, probeOptions = {}) => {
+      const { access } = probeOptions;
+      if (!access) return plain.probe(url, probeOptions);
+      if ('s3' in access) return s3.probe(url, access.s3, probeOptions.signal);
+      if ('unavailable' in access) return Promise.resolve(unavailable(url, access.unavailable));
+      return withHeaders(access.headers).probe(url, probeOptions);
+    },
+    openBody: (url, bodyOptions = {}) => {
+      const { access } = bodyOptions;
+      if (!access) return plain.openBody(url, bodyOptions);
+      if ('s3' in access) return s3.openBody(url, access.s3, bodyOptions);
+      if ('unavailable' in access) return Promise.reject(unavailable(url, access.unavailable).cause);
+      return withHeaders(access.headers).openBody(url, bodyOptions);
+    },
+    close: () => {
+      client.close();
+      s3.close();
+    },
+  };
+}
+
+function unavailable(url: string, why: string): ProbeFailed {
+  const cause = new FetchError('other', why, { retryable: false, url });
+  return { ok: false, error: why, cause };
 }

@@ -13,4 +13,5 @@ export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
 export type { GuardedAgents, GuardOptions } from './guard';
 export { checkDestination, type DestinationVerdict } from './destination';
 export { DEFAULT_MIN_RATE, RateWindow, TOO_SLOW, type MinRate } from './limits';
+export type { FileAccess, S3Credentials } from './access';
 export { freeChunk } from './free-chunk';

@@ -1,4 +1,5 @@
 /** The fetch layer's public shapes: options, probe results and opened bodies. */
+import type { FileAccess } from './access';
 import type { Readable } from 'node:stream';
 import type { FetchError } from './errors';
 import type { LookupFunction } from './guard';
@@ -73,6 +74,8 @@ export interface OpenBodyOptions {
   /** ETag from the probe; sent as If-Match when strong (a 412 is a "changed" error). */
   ifMatch?: string;
   signal?: AbortSignal;
+  /** The file's request headers or source credentials (access.ts). */
+  access?: FileAccess;
 }
 
 export interface OpenedBody {
@@ -99,7 +102,7 @@ export interface OpenedBody {
 }
 
 export interface Fetcher {
-  probe(url: string, options?: { signal?: AbortSignal }): Promise<ProbeResult>;
+  probe(url: string, options?: { signal?: AbortSignal; access?: FileAccess }): Promise<ProbeResult>;
   /** Rejects with a FetchError when no acceptable response could be had (after retries). */
   openBody(url: string, options?: OpenBodyOptions): Promise<OpenedBody>;
   /** Closes the keep-alive sockets. */

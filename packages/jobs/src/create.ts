@@ -5,12 +5,16 @@ import { enqueueSoon } from './enqueue-soon';
 import type { Compression } from '@ap/contract';
 import { archiveOptionColumns, type SealFor } from './archive-options';
 import { queueBinsOf } from './fair-share';
+import type { SecretBox } from '@ap/secrets';
+import { headerNamesOf } from '@ap/contract';
+import { fileHeadersPlace } from './file-access';
 import { newZipId } from './ids';
 
 export interface NewJob {
   userId: string;
   mode: 'stored' | 'stream';
-  files: { url: string; filename?: string | null }[];
+  /** `headers` are sealed before they are stored; `sourceId` reads an s3:// URL. */
+  files: { url: string; filename?: string | null; headers?: Record<string, string> | undefined; sourceId?: string | null }[];
   zipFilename: string | null;
   expiresIn: number;
   failOnUrlError: boolean;
@@ -41,6 +45,8 @@ export async function createJob(
   onEnqueueError: (err: unknown) => void,
   /** Names the single ZIP of a job that needs no preparing step (templates know the job id and date). */
   singleZipFilename: (jobId: string, createdAt: Date) => string,
+  /** Seals files' request headers (needed only when a file has some). */
+  secrets?: Pick<SecretBox, 'seal'>,
 ): Promise<string> {
   const id = randomUUID();
   const createdAt = new Date();
@@ -72,7 +78,12 @@ export async function createJob(
     if (zipId) {
       await createSingleBin(tx, { id: zipId, jobId: id, filename: zipFilename!, fileCount: input.files.length });
     }
-    await insertJobFiles(tx, id, input.files, zipId);
+    const rows = input.files.map((f, position) => {
+      if (!f.headers || Object.keys(f.headers).length === 0) return { url: f.url, filename: f.filename ?? null, sourceId: f.sourceId ?? null };
+      if (!secrets) throw new Error('files with request headers need the secrets box to seal them');
+      return { url: f.url, filename: f.filename ?? null, sealedHeaders: secrets.seal(JSON.stringify(f.headers), fileHeadersPlace(id, position)), headerNames: headerNamesOf(f.headers) };
+    });
+    await insertJobFiles(tx, id, rows, zipId);
   });
   enqueueSoon(
     queues,

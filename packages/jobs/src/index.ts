@@ -18,3 +18,6 @@ export {
   type JobArchiveOptions,
   type SealFor,
 } from './archive-options';
+export { sourceSecretPlace } from './sources';
+export { binFilesWithAccess, fileAccessOf, fileHeadersPlace, type FileAccessColumns } from './file-access';
+export { rotateSealedColumns, SEALED_COLUMNS, type RotationReport, type SealedColumn } from './sealed-columns';

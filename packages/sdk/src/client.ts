@@ -42,6 +42,11 @@ export type ListDeliveriesQuery = NonNullable<operations['listWebhookDeliveries'
 export type ListDeliveriesResponse = JsonResponse<operations['listWebhookDeliveries'], 200>;
 export type WebhookDelivery = ListDeliveriesResponse['deliveries'][number];
 export type WebhookEvent = Webhook['events'][number];
+export type Source = Schemas['Source'];
+export type SourceCreateRequest = JsonBody<operations['createSource']>;
+export type CreateSourceResponse = JsonResponse<operations['createSource'], 201>;
+export type ListSourcesResponse = JsonResponse<operations['listSources'], 200>;
+export type DeleteSourceResponse = JsonResponse<operations['deleteSource'], 200>;
 export type ErrorCode = JsonResponse<operations['createJob'], 403 | 400 | 401 | 429 | 500>['error']['code'] | (string & {});
 
 /** An answer of the API other than success, or no answer at all (status 0). */
@@ -200,6 +205,17 @@ export class ArchiveClient {
   }
   listWebhookDeliveries(id: string, query: ListDeliveriesQuery = {}): Promise<ListDeliveriesResponse> {
     return this.request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries${queryString(query)}`);
+  }
+
+  listSources(): Promise<ListSourcesResponse> {
+    return this.request('GET', '/sources');
+  }
+  /** The secret access key is stored encrypted and never returned. */
+  createSource(body: SourceCreateRequest): Promise<CreateSourceResponse> {
+    return this.request('POST', '/sources', body);
+  }
+  deleteSource(id: string): Promise<DeleteSourceResponse> {
+    return this.request('DELETE', `/sources/${encodeURIComponent(id)}`);
   }
 
   /**

@@ -27,6 +27,7 @@ import { httpMetrics } from './http/metrics';
 import { idempotency } from './http/idempotency';
 import { streamSlots } from './http/stream-slots';
 import { webhooksRouter } from './routes/webhooks';
+import { sourcesRouter } from './routes/sources';
 import { jobStatsRouter, usageRouter } from './routes/usage';
 import type { DownloadEnd } from './http/download-meter';
 
@@ -113,6 +114,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
   app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets }));
+  app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));

@@ -60,7 +60,7 @@ describe('the OpenAPI document', () => {
   it('lists what a user comes for first: Jobs, then downloads; operations last', () => {
     const doc = buildOpenApiDocument();
     const tags = (doc.tags as { name: string }[]).map((t) => t.name);
-    expect(tags).toEqual(['Jobs', 'Download', 'Webhooks', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations']);
+    expect(tags).toEqual(['Jobs', 'Download', 'Webhooks', 'Sources', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations']);
     const firstTags = Object.values(doc.paths as Record<string, Record<string, { tags: string[] }>>).map((ops) => Object.values(ops)[0]!.tags[0]);
     expect(firstTags[0]).toBe('Jobs');
     expect(firstTags.at(-1)).toBe('Operations');
@@ -220,6 +220,12 @@ describe('every route answers as documented', () => {
     expect((await call(u, 'GET', '/webhooks/00000000-0000-4000-8000-000000000000/deliveries', { key })).status).toBe(404);
     expect((await call(u, 'DELETE', `/webhooks/${hook.body.webhook.id}`, { key })).status).toBe(200);
     expect((await call(u, 'DELETE', `/webhooks/${hook.body.webhook.id}`, { key })).status).toBe(404);
+    const source = await call(u, 'POST', '/sources', { key, body: { name: 'contract', type: 's3', region: 'us-east-1', access_key_id: 'AKIA', secret_access_key: 'not-shown' } });
+    expect(source.status).toBe(201);
+    expect((await call(u, 'POST', '/sources', { key, body: { name: 'contract', type: 'gcs' } })).status).toBe(400);
+    expect((await call(u, 'GET', '/sources', { key })).status).toBe(200);
+    expect((await call(u, 'DELETE', `/sources/${source.body.source.id}`, { key })).status).toBe(200);
+    expect((await call(u, 'DELETE', `/sources/${source.body.source.id}`, { key })).status).toBe(404);
     expect((await call(u, 'PUT', '/jobs', { key })).status).toBe(405);
     expect((await call(u, 'GET', '/openapi.json')).status).toBe(200);
     await fetch(`${u}/docs`).then((r) => checkResponse('GET', r.url, r.status, r.headers.get('content-type'), undefined));

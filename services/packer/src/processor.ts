@@ -4,8 +4,8 @@ import type { Readable } from 'node:stream';
 import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { freeChunk } from '@ap/fetch';
-import { BinProgress, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
-import { binFiles, binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
+import { BinProgress, binFilesWithAccess, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
+import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
@@ -127,7 +127,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   await settleJob(db, job.id, { queues });
 
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
-  const files: BinFile[] = await binFiles(db, zip.id);
+  const files: BinFile[] = await binFilesWithAccess(db, ctx.secrets, job.id, zip.id);
   const split = job.maxZipSizeBytes !== null;
   const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
 

@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
 import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, entryNameOf, mapLimit, newZipId, queueBinsOf } from '@ap/jobs';
+import { announceDeliveries, endJob, entryNameOf, fileAccessOf, mapLimit, newZipId, queueBinsOf } from '@ap/jobs';
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
@@ -34,6 +34,7 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   const job = await db.job.findUnique({ where: { id: payload.jobId } });
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
   const rows = await filesToProbe(db, job.id);
+  const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
@@ -42,7 +43,8 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   let probed: ProbedFile[];
   try {
     probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
-      const result = await fetcher.probe(row.url);
+      const fileAccess = access.get(row.position);
+      const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess } : {});
       if (!result.ok) return { ...blank(row), error: result.error };
       const sizeUnknown = result.size === null && split;
       return {

@@ -119,7 +119,7 @@ function operationOf(route: RouteDoc, components: Record<string, JsonSchema>): J
 }
 
 /** The reference page's order: what a user comes for first (a tag not listed goes last). */
-export const TAG_ORDER = ['Jobs', 'Download', 'Webhooks', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations'];
+export const TAG_ORDER = ['Jobs', 'Download', 'Webhooks', 'Sources', 'API keys', 'Usage', 'Authentication', 'Reference', 'Operations'];
 
 /** The OpenAPI 3.1 document of the API. */
 export function buildOpenApiDocument(options: OpenApiDocumentOptions = {}): JsonSchema {

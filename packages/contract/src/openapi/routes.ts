@@ -8,6 +8,7 @@
 
 import { z } from 'zod';
 import type { ErrorCode } from '../errors';
+import { SOURCE_ROUTES } from './source-routes';
 import {
   apiKeyCreateSchema,
   jobCreateSchema,
@@ -281,4 +282,5 @@ export const API_ROUTES: readonly RouteDoc[] = [
     responses: { 200: { description: 'a page of deliveries', schema: webhookDeliveriesResponseSchema } },
     errors: { 404: ['NOT_FOUND'] },
   }),
+  ...SOURCE_ROUTES,
 ];

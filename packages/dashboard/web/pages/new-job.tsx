@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useApi } from '../context';
-import { ApiFailure, sessionEnded, type JobCreate, type Mode } from '../api';
+import { ApiFailure, sessionEnded, type JobCreate, type Mode, type Source } from '../api';
 import { Alert, FieldError, Page } from '../components';
 import { fieldErrors } from '../format';
 import { navigate } from '../router';
@@ -21,6 +21,11 @@ export function NewJobPage() {
   const [template, setTemplate] = useState('');
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [busy, setBusy] = useState(false);
+  const [sources, setSources] = useState<Source[]>([]);
+  const [source, setSource] = useState('');
+  useEffect(() => {
+    api.listSources().then((r) => setSources(r.sources), () => setSources([]));
+  }, []);
 
   async function loadFile(file: File | undefined) {
     if (!file) return;
@@ -30,7 +35,10 @@ export function NewJobPage() {
 
   async function submit(e: SubmitEvent) {
     e.preventDefault();
-    const body: JobCreate = { files: parseUrlList(urls), mode };
+    const entries = parseUrlList(urls);
+    if (entries.some((e) => e.url.startsWith('s3://')) && !source) return setErrors({ source: ['choose the source whose credentials read the s3:// lines'] });
+    // s3:// lines are read with the chosen source's credentials.
+    const body: JobCreate = { files: entries.map((e) => (e.url.startsWith('s3://') ? { ...e, source } : e)), mode };
     if (template.trim() !== '') body.zip_filename = template.trim();
     if (split.trim() !== '') {
       const size = parseSize(split);
@@ -69,7 +77,7 @@ export function NewJobPage() {
         <div class="field">
           <label for="urls">URLs</label>
           <p class="hint" id="urls-hint">
-            One URL per line, optionally followed by a space and the file's name in the ZIP; lines starting with # are skipped. {count > 0 && `${count} ${count === 1 ? 'URL' : 'URLs'}.`}
+            One URL per line, optionally followed by a space and the file's name in the ZIP; lines starting with # are skipped; <code>s3://bucket/key</code> lines are read with the source below. {count > 0 && `${count} ${count === 1 ? 'URL' : 'URLs'}.`}
           </p>
           <textarea
             id="urls"
@@ -90,6 +98,21 @@ export function NewJobPage() {
             Adds its lines to the list above.
           </p>
           <input id="url-file" type="file" accept=".txt,.csv,text/plain" aria-describedby="url-file-hint" onChange={(e) => void loadFile(e.currentTarget.files?.[0])} />
+        </div>
+        <div class="field">
+          <label for="source">Source for s3:// lines</label>
+          <p class="hint" id="source-hint">
+            The bucket credentials (Sources page) that read every <code>s3://bucket/key</code> line.
+          </p>
+          <select id="source" name="source" value={source} onChange={(e) => setSource(e.currentTarget.value)} aria-describedby={described('source', 'source-hint')}>
+            <option value="">None</option>
+            {sources.map((s) => (
+              <option key={s.id} value={s.name}>
+                {s.name}
+              </option>
+            ))}
+          </select>
+          <FieldError id="source-error" messages={errors.source} />
         </div>
         <fieldset class="field">
           <legend>Mode</legend>

@@ -80,7 +80,7 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
   return {
     id: job.id,
     status: job.status,
-    files: job.files.map((f) => ({ url: f.url, filename: f.filename })),
+    files: job.files.map((f) => ({ url: f.url, filename: f.filename, ...(f.headerNames ? { header_names: f.headerNames.split(',') } : {}) })),
     url_count: job.urlCount,
     file_count: job.fileCount,
     zip_filename: firstZipName(job, job.zips[0]),

@@ -19,6 +19,7 @@ import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
 import { authOf } from '../http/auth';
+import { filesWithSources } from './sources';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
 import { storedQuotaExceeded } from '../domain/quota';
@@ -32,7 +33,7 @@ export interface JobsDeps {
   downloadUrl: ViewContext['downloadUrl'];
   /** The Idempotency-Key middleware of create routes. */
   idempotent: RequestHandler;
-  /** Seals the archive password of an encrypted job. */
+  /** Seals the files' request headers and an encrypted job's archive password. */
   secrets: Pick<SecretBox, 'seal'>;
 }
 
@@ -75,6 +76,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const body = parseOrThrow(jobCreateSchema, req.body);
     const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
     if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
+    const files = await filesWithSources(db, user.id, body.files);
     const planProblem = checkPlanLimits(user.plan, body);
     if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
     if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(db, user))) {
@@ -86,7 +88,7 @@ export function jobsRouter(deps: JobsDeps): Router {
       {
         userId: user.id,
         mode: body.mode,
-        files: body.files,
+        files,
         zipFilename: body.zip_filename ?? null,
         expiresIn: body.expires_in,
         failOnUrlError: body.fail_on_url_error,
@@ -105,6 +107,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
         return rendered.names[0]!;
       },
+      deps.secrets,
     );
     metrics.jobsCreatedTotal.inc({ mode: body.mode });
     res.status(201).json({ success: true, job_id: jobId } satisfies JobIdResponse);

@@ -4,9 +4,9 @@
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errorEnvelope, PLANS } from '@ap/contract';
-import { binFiles, binForStream, type BinFileRow, type Db } from '@ap/db';
+import { binForStream, type BinFileRow, type Db } from '@ap/db';
 import { findFetchError, type Fetcher } from '@ap/fetch';
-import { layoutOfFiles, zipEncryptionOf } from '@ap/jobs';
+import { binFilesWithAccess, layoutOfFiles, zipEncryptionOf } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
@@ -21,7 +21,7 @@ export interface StreamDeps {
   db: Db;
   fetcher: Fetcher;
   log: Logger;
-  /** Opens an encrypted job's archive password. */
+  /** Opens the files' sealed headers, their sources' secrets and an encrypted job's archive password. */
   secrets: Pick<SecretBox, 'open'>;
 }
 
@@ -42,7 +42,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     if (!user.overageEnabled && (await streamQuotaExceeded(deps.db, user))) {
       throw new ApiError('QUOTA_EXCEEDED', 'the monthly stream quota of your plan is used up and overage is disabled');
     }
-    const rows = await binFiles(deps.db, zipId);
+    const rows = await binFilesWithAccess(deps.db, deps.secrets, zip.jobId, zipId);
     const ctx = { zipId, jobId: zip.jobId, userId: user.id };
     const encryption = zipEncryptionOf(zip.job, zip.sequence, deps.secrets.open);
     if (zip.size === null || rows.some((r) => r.size === null)) {

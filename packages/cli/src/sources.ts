@@ -1,0 +1,72 @@
+// `sources list|create|delete`, and the private-source flags of `create` (decisions.md
+// "Private sources"): `--source NAME` for s3:// URLs, `--header 'Name: value'` for http(s) ones.
+import { Command, InvalidArgumentError } from 'commander';
+import type { ArchiveClient, JobCreateRequest } from '@ap/sdk';
+import type { Output } from './output';
+import { UsageError } from './cli';
+
+type FileEntry = JobCreateRequest['files'][number];
+
+/** `Name: value` -> [name, value]; the value is kept as given (it is a secret: never echoed). */
+export function headerArg(value: string, previous: [string, string][] = []): [string, string][] {
+  const m = /^([^:\s]+):\s?(.*)$/s.exec(value);
+  if (!m) throw new InvalidArgumentError('expected "Name: value"');
+  return [...previous, [m[1]!, m[2]!]];
+}
+
+/** Adds the private-source options to `create`. */
+export function withPrivateSourceOptions(command: Command): Command {
+  return command
+    .option('--source <name>', 'the source (POST /sources) whose credentials read the s3://bucket/key URLs')
+    .option('--header <line>', 'a request header sent with every http(s) URL, "Name: value" (repeatable)', headerArg);
+}
+
+/** The files with `source` on s3:// URLs and `headers` on http(s) ones. */
+export function applyPrivateSourceOptions(files: FileEntry[], opts: { source?: string; header?: [string, string][] }): FileEntry[] {
+  const headers = opts.header?.length ? Object.fromEntries(opts.header) : undefined;
+  return files.map((file) => {
+    if (file.url.startsWith('s3://')) return opts.source ? { ...file, source: opts.source } : file;
+    return headers ? { ...file, headers } : file;
+  });
+}
+
+export function registerSourceCommands(program: Command, clientOf: (cmd: Command) => ArchiveClient, out: () => Output, env: NodeJS.ProcessEnv): void {
+  const sources = program.command('sources').description('S3 buckets whose credentials are stored (encrypted) for s3:// URLs');
+  sources.command('list').description('list sources').action(async (_opts: unknown, cmd: Command) => {
+    const client = clientOf(cmd);
+    const { sources: list } = await client.listSources();
+    for (const s of list) out().line(`${s.id}  ${s.name}  ${s.region}  ${s.endpoint ?? 'AWS S3'}  ${s.access_key_id}`);
+    out().result({ success: true, sources: list });
+  });
+  sources
+    .command('create')
+    .description('store an S3-compatible bucket\'s credentials (the secret from ARCHIVE_SOURCE_SECRET; never shown again)')
+    .argument('<name>', 'source name (1-64 of A-Z a-z 0-9 _ -)')
+    .requiredOption('--region <region>', 'region, e.g. us-east-1 (R2: auto)')
+    .requiredOption('--access-key-id <id>', 'access key id')
+    .option('--endpoint <url>', 'S3-compatible endpoint (R2, MinIO, ...); omitted: AWS S3 of --region')
+    .option('--force-path-style', 'bucket in the path instead of the host name (MinIO)')
+    .option('--secret-access-key <secret>', 'secret access key (prefer the ARCHIVE_SOURCE_SECRET environment variable: arguments show in ps)')
+    .action(async (name: string, opts: { region: string; accessKeyId: string; endpoint?: string; forcePathStyle?: boolean; secretAccessKey?: string }, cmd: Command) => {
+      const client = clientOf(cmd);
+      const secret = opts.secretAccessKey ?? env.ARCHIVE_SOURCE_SECRET;
+      if (!secret) throw new UsageError('no secret: set ARCHIVE_SOURCE_SECRET or pass --secret-access-key');
+      const { source } = await client.createSource({
+        name,
+        type: 's3',
+        region: opts.region,
+        access_key_id: opts.accessKeyId,
+        secret_access_key: secret,
+        ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+        ...(opts.forcePathStyle ? { force_path_style: true } : {}),
+      });
+      out().line(`created source ${source.name} (${source.id})`);
+      out().result({ success: true, source });
+    });
+  sources.command('delete').description('delete a source (later reads of its objects fail)').argument('<id>', 'source id').action(async (id: string, _opts: unknown, cmd: Command) => {
+    const client = clientOf(cmd);
+    const res = await client.deleteSource(id);
+    out().line(res.message);
+    out().result({ success: true, id, message: res.message });
+  });
+}

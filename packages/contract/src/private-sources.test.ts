@@ -1,0 +1,40 @@
+import { describe, expect, it } from '@jest/globals';
+import { fileHeadersSchema, headerNamesOf, parseS3Url, s3UrlProblem, sourceCreateSchema } from './private-sources';
+import { formatZodError, jobCreateSchema } from './schemas';
+
+describe('s3:// URLs', () => {
+  it('take the key literally after the bucket', () => {
+    expect(parseS3Url('s3://acme-reports/2026/q3 summary%20x.pdf')).toEqual({ bucket: 'acme-reports', key: '2026/q3 summary%20x.pdf' });
+    expect(s3UrlProblem('s3://acme-reports/k')).toBeNull();
+    expect(s3UrlProblem('s3://acme-reports/')).toMatch(/must name a bucket and a key/);
+    expect(s3UrlProblem('s3://Bad_Bucket/k')).toMatch(/is not a valid bucket name/);
+    expect(s3UrlProblem('s3://bucket/a\nb')).toMatch(/control characters/);
+  });
+});
+
+describe('file headers', () => {
+  it('keep names and values, and report names (never values) in their messages', () => {
+    expect(fileHeadersSchema.parse({ Authorization: 'Bearer x', 'X-Api-Key': 'k' })).toEqual({ Authorization: 'Bearer x', 'X-Api-Key': 'k' });
+    expect(headerNamesOf({ 'X-B': '1', authorization: '2' })).toEqual(['authorization', 'x-b']);
+    const twice = fileHeadersSchema.safeParse({ 'X-A': 'secret-one', 'x-a': 'secret-two', Connection: 'close', 'Proxy-Foo': 'p' });
+    const message = formatZodError(twice.error!);
+    expect(message).toMatch(/header "x-a" is given twice/);
+    expect(message).toMatch(/header "Connection" is a header the service sets itself/);
+    expect(message).not.toMatch(/secret-one|secret-two/);
+  });
+
+  it('belong to http(s) entries, and sources to s3:// ones', () => {
+    const problem = (file: unknown) => formatZodError(jobCreateSchema.safeParse({ files: [file] }).error!);
+    expect(problem({ url: 's3://bucket/k', source: 'x', headers: { A: 'b' } })).toBe("files[0].headers: are only for http and https URLs (an s3:// URL is read with its source's credentials)");
+    expect(jobCreateSchema.safeParse({ files: [{ url: 's3://bucket/k', source: 'x' }] }).success).toBe(true);
+  });
+});
+
+describe('POST /sources body', () => {
+  it('checks the name, the type and the endpoint', () => {
+    const base = { name: 'r2-photos', type: 's3', region: 'auto', access_key_id: 'a', secret_access_key: 's' };
+    expect(sourceCreateSchema.parse({ ...base, endpoint: 'https://acct.r2.cloudflarestorage.com' })).toMatchObject({ force_path_style: false });
+    const bad = sourceCreateSchema.safeParse({ ...base, name: 'no spaces', type: 'gcs', endpoint: 'ftp://x/' });
+    expect(formatZodError(bad.error!)).toBe('name: must be 1 to 64 of A-Z, a-z, 0-9, "_" and "-"; type: must be "s3"; endpoint: must be an http or https URL of a host, like https://<account>.r2.cloudflarestorage.com');
+  });
+});
