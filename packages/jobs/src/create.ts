@@ -85,7 +85,7 @@ export async function createJob(
     });
     await insertJobFiles(tx, id, rows, zipId);
   });
-  enqueueSoon(
+  await enqueueSoon(
     queues,
     async () => {
       if (zipId) await queueBinsOf(db, queues, input.userId);

@@ -1,14 +1,21 @@
 import type { WorkQueues } from '@ap/queue';
 
+/** How long a request waits for its enqueue before answering anyway. */
+export const ENQUEUE_WAIT_MS = 500;
+
 /**
- * Runs `work` (enqueue, then mark enqueued) without holding the caller: a request answers from
- * its Postgres commit alone. While Redis is not connected nothing is tried (commands would queue
- * until it is back); the reconciler enqueues what is left (decisions.md "Hostile origins and outages").
+ * Runs `work` (enqueue, then mark enqueued) and waits for it at most ENQUEUE_WAIT_MS: a request
+ * answers from its Postgres commit, queued in the common case, never held by a slow Redis.
+ * While Redis is not connected nothing is tried (commands would queue until it is back); the
+ * reconciler enqueues what is left (decisions.md "Hostile origins and outages").
  */
-export function enqueueSoon(queues: Pick<WorkQueues, 'ready'>, work: () => Promise<void>, onError: (err: unknown) => void): void {
+export async function enqueueSoon(queues: Pick<WorkQueues, 'ready'>, work: () => Promise<void>, onError: (err: unknown) => void): Promise<void> {
   if (queues.ready && !queues.ready()) {
     onError(new Error('redis is not connected'));
     return;
   }
-  work().catch(onError);
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, ENQUEUE_WAIT_MS)));
+  await Promise.race([work().catch(onError), bound]);
+  clearTimeout(timer);
 }

@@ -65,8 +65,8 @@ export async function retryJob(
   });
   if (!won) return 'not-failed';
 
-  // In the background, as at creation: `enqueued_at` stays null until it is done, for the reconciler.
-  enqueueSoon(
+  // As at creation, waited for briefly: `enqueued_at` stays null until it is done, for the reconciler.
+  await enqueueSoon(
     queues,
     async () => {
       if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
