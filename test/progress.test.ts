@@ -15,7 +15,8 @@ let originUrl: string;
 
 beforeAll(async () => {
   stack = await startStack();
-  // Bodies at about 1.5 MB/s, so that a 3 MB bin takes about two seconds to pack.
+  // Bodies at about 0.65 MB/s each, so that a 3 MB bin takes over two seconds to pack even with
+  // both bodies fetched at once (fetching ahead).
   const body = bytesOf(7, 1.5 * MB);
   origin = http.createServer((req, res) => {
     res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/octet-stream' });
@@ -28,7 +29,7 @@ beforeAll(async () => {
         clearInterval(tick);
         res.end();
       }
-    }, 40);
+    }, 100);
   });
   await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', () => resolve()));
   originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
