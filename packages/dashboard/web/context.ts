@@ -1,5 +1,5 @@
 import { createContext } from 'preact';
-import { useContext, useState } from 'preact/hooks';
+import { useContext, useEffect, useState } from 'preact/hooks';
 import { sessionEnded, type Api } from './api';
 
 export const ApiContext = createContext<Api | null>(null);
@@ -13,4 +13,18 @@ export function useFailure(): { error: string | null; setError(message: string |
     setError(err instanceof Error ? err.message : String(err));
   };
   return { error, setError, fail };
+}
+
+/** A list the page loads when it mounts, and `load` to read it again after a change; failures go to `fail`. */
+export function useLoadedList<T>(read: () => Promise<T[]>, fail: (err: unknown) => void): [T[] | null, () => Promise<void>] {
+  const [items, setItems] = useState<T[] | null>(null);
+  async function load() {
+    try {
+      setItems(await read());
+    } catch (err) {
+      fail(err);
+    }
+  }
+  useEffect(() => void load(), []);
+  return [items, load];
 }

@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
-import { useApi, useFailure } from '../context';
+import { useState } from 'preact/hooks';
+import { useApi, useFailure, useLoadedList } from '../context';
 import { ApiFailure, sessionEnded, type ApiKey } from '../api';
 import { Alert, Confirm, FieldError, Page, SecretOnce } from '../components';
 import { fieldErrors, formatDate } from '../format';
@@ -9,21 +9,13 @@ const MASK = 'azk_••••••••••••';
 
 export function KeysPage() {
   const api = useApi();
-  const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const { error, fail } = useFailure();
+  const [keys, load] = useLoadedList(async () => (await api.listKeys()).api_keys, fail);
   const [formErrors, setFormErrors] = useState<Record<string, string[]>>({});
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [message, setMessage] = useState<string | null>(null);
 
-  async function load() {
-    try {
-      setKeys((await api.listKeys()).api_keys);
-    } catch (err) {
-      fail(err);
-    }
-  }
-  useEffect(() => void load(), []);
 
   async function create(e: SubmitEvent) {
     e.preventDefault();

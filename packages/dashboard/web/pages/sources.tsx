@@ -1,7 +1,7 @@
 // Sources (decisions.md "Private sources"): S3-compatible buckets whose credentials the service
 // stores encrypted, for s3://bucket/key lines of new jobs. The secret is sent once and never shown.
-import { useEffect, useState } from 'preact/hooks';
-import { useApi, useFailure } from '../context';
+import { useState } from 'preact/hooks';
+import { useApi, useFailure, useLoadedList } from '../context';
 import { ApiFailure, sessionEnded, type Source } from '../api';
 import { Alert, Confirm, FieldError, Page } from '../components';
 import { fieldErrors, formatDate } from '../format';
@@ -10,20 +10,12 @@ const FIELDS = ['name', 'region', 'endpoint', 'access_key_id', 'secret_access_ke
 
 export function SourcesPage() {
   const api = useApi();
-  const [sources, setSources] = useState<Source[] | null>(null);
   const { error, fail } = useFailure();
+  const [sources, load] = useLoadedList(async () => (await api.listSources()).sources, fail);
   const [formErrors, setFormErrors] = useState<Record<string, string[]>>({});
   const [deleting, setDeleting] = useState<Source | null>(null);
   const [message, setMessage] = useState<string | null>(null);
 
-  async function load() {
-    try {
-      setSources((await api.listSources()).sources);
-    } catch (err) {
-      fail(err);
-    }
-  }
-  useEffect(() => void load(), []);
 
   async function create(e: SubmitEvent) {
     e.preventDefault();

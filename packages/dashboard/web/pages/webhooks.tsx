@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { useApi, useFailure } from '../context';
+import { useApi, useFailure, useLoadedList } from '../context';
 import { ApiFailure, sessionEnded, WEBHOOK_EVENTS, type Delivery, type PageMeta, type Webhook, type WebhookEvent } from '../api';
 import { Alert, Confirm, FieldError, Page, SecretOnce, StatusBadge } from '../components';
 import { fieldErrors, formatDate } from '../format';
@@ -8,22 +8,14 @@ const DEFAULT_EVENTS: WebhookEvent[] = ['job.completed', 'job.failed'];
 
 export function WebhooksPage() {
   const api = useApi();
-  const [hooks, setHooks] = useState<Webhook[] | null>(null);
   const { error, fail } = useFailure();
+  const [hooks, load] = useLoadedList(async () => (await api.listWebhooks()).webhooks, fail);
   const [formErrors, setFormErrors] = useState<Record<string, string[]>>({});
   const [secret, setSecret] = useState<{ url: string; secret: string; rotated: boolean } | null>(null);
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
 
-  async function load() {
-    try {
-      setHooks((await api.listWebhooks()).webhooks);
-    } catch (err) {
-      fail(err);
-    }
-  }
-  useEffect(() => void load(), []);
 
   async function create(e: SubmitEvent) {
     e.preventDefault();
