@@ -53,6 +53,9 @@ import {
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
 import { checkFileEntryAccess, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
 import { stringRecordSchema } from './string-record';
+import { shortKey } from './issue-messages';
+
+export { formatIssuePath, formatZodError } from './issue-messages';
 
 export const SPLIT_STRATEGIES = ['preserve-order', 'ffd'] as const;
 export type SplitStrategy = (typeof SPLIT_STRATEGIES)[number];
@@ -160,8 +163,6 @@ const zipFilenameSchema = z.string(typed('a string')).superRefine((value, ctx) =
   const check = validateZipFilename(value);
   if (!check.ok) ctx.addIssue({ code: 'custom', message: check.message });
 });
-
-const shortKey = (key: string) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
 
 /** `metadata`: at most 10 string pairs (validated by hand so that no key is dropped silently). */
 const metadataSchema = stringRecordSchema('must be an object of string values', (entries, problem) => {
@@ -370,62 +371,3 @@ export const loginSchema = z.strictObject(
   rootObject('the request body'),
 );
 export type LoginRequest = z.output<typeof loginSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Messages
-
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
-/** `files[2].url`, `metadata["a key"]`. */
-export function formatIssuePath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else {
-      const key = String(segment);
-      if (IDENTIFIER.test(key)) out += out ? `.${key}` : key;
-      else out += `[${shortKey(key)}]`;
-    }
-  }
-  return out;
-}
-
-const MAX_REPORTED_ISSUES = 10;
-
-interface IssueLike {
-  code?: string;
-  path: readonly PropertyKey[];
-  message: string;
-  keys?: readonly string[];
-  issues?: readonly IssueLike[];
-}
-
-function describeIssue(issue: IssueLike): string {
-  if (issue.code === 'unrecognized_keys' && issue.keys) {
-    const keys = issue.keys.slice(0, 5).map(shortKey).join(', ');
-    const more = issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : '';
-    return `unknown field${issue.keys.length === 1 ? '' : 's'} ${keys}${more}`;
-  }
-  if (issue.code === 'invalid_key' && issue.issues?.[0]) return `key: ${issue.issues[0].message}`;
-  return issue.message;
-}
-
-/**
- * One human message for a validation failure, naming each field path and its problem:
- * `files[2].url: must be an http or https URL; expires_in: is required`.
- */
-export function formatZodError(error: { issues: readonly IssueLike[] }): string {
-  const seen = new Set<string>();
-  const lines: string[] = [];
-  for (const issue of error.issues) {
-    const path = formatIssuePath(issue.path);
-    const line = path ? `${path}: ${describeIssue(issue)}` : describeIssue(issue);
-    if (!seen.has(line)) {
-      seen.add(line);
-      lines.push(line);
-    }
-  }
-  if (lines.length === 0) return 'invalid request';
-  const shown = lines.slice(0, MAX_REPORTED_ISSUES).join('; ');
-  return lines.length > MAX_REPORTED_ISSUES ? `${shown}; and ${lines.length - MAX_REPORTED_ISSUES} more problems` : shown;
-}

@@ -3,50 +3,33 @@
 // local origin. One user walks through every page in order; the page's requests are recorded
 // to check that each API call carries the session bearer and never an API key, and the
 // browser's console must stay free of errors other than the HTTP errors the test provokes.
-import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// How the app is served (files, client routes, plain http on a LAN name) is in
+// dashboard-serving.test.ts; the setup both share is in dashboard-browser.ts.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { call, createUser } from '../../../test/helpers';
-import { bytesOf, sha256, startOrigin, type Origin } from '../../../test/origin';
-import { startStack, type Stack } from '../../../test/stack';
+import type { BrowserContext, Page } from 'playwright-core';
+import { call } from '../../../test/helpers';
+import { bytesOf, sha256, type Origin } from '../../../test/origin';
+import type { Stack } from '../../../test/stack';
 import { readZip } from '../../../test/zip-readers';
+import { expiredSession, PASSWORD, SHOTS, startWalkthrough, WAIT, type InBrowser, type Walkthrough } from './dashboard-browser';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const SHOTS = path.resolve('test-output/dashboard');
-const PASSWORD = 'a long enough password';
-const WAIT = 60_000;
-
+let walkthrough: Walkthrough | undefined;
 let stack: Stack;
 let origin: Origin;
-let receiver: http.Server;
 let receiverUrl: string;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let user: { userId: string; apiKey: string; email: string };
-
-/** Console messages of type error, and uncaught page errors. */
-const consoleErrors: string[] = [];
-/** Every request the page made to the API (not the dashboard's own files, not downloads). */
-const apiRequests: { method: string; path: string; authorization?: string; apiKey?: string }[] = [];
+let user: Walkthrough['user'];
+let consoleErrors: Walkthrough['consoleErrors'];
+let apiRequests: Walkthrough['apiRequests'];
 /** HTTP error statuses of API responses the test provoked on purpose, in order. */
 const provoked: number[] = [];
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
-
-/**
- * The page's document, inside functions that run in the browser (serialised, so the cast is
- * inline; this file is type-checked without the DOM library). The page's CSP forbids eval, so
- * those are functions, not strings.
- */
-type InBrowser = { document: { querySelector(s: string): { textContent: string | null } | null; querySelectorAll(s: string): { length: number } } };
 
 /** Waits until `selector`'s text is `text` (the page polls; no test-side sleeps). */
 async function waitForText(selector: string, text: string, timeout = WAIT): Promise<void> {
@@ -62,88 +45,14 @@ async function login(): Promise<void> {
 
 const sessionToken = () => page.evaluate<string | null>("sessionStorage.getItem('archive-packager.session')");
 
-/** An HS256 session JWT as the API signs them, already expired. */
-function expiredSession(userId: string): string {
-  const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const unsigned = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: userId, iss: 'archive-packager', iat: now - 7200, exp: now - 60 })}`;
-  return `${unsigned}.${createHmac('sha256', process.env.SESSION_SECRET!).update(unsigned).digest('base64url')}`;
-}
-
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  stack = await startStack();
-  origin = await startOrigin();
-  // A webhook receiver that accepts every delivery.
-  receiver = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  user = await createUser(stack.ctx, { plan: 'pro', password: PASSWORD });
-
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(msg.text());
-  });
-  page.on('pageerror', (err) => consoleErrors.push(`uncaught: ${err.message}`));
-  page.on('request', (req) => {
-    const url = new URL(req.url());
-    if (url.origin !== stack.url || url.pathname.startsWith('/dashboard') || url.pathname.startsWith('/download/')) return;
-    const headers = req.headers();
-    apiRequests.push({ method: req.method(), path: url.pathname, authorization: headers.authorization, apiKey: headers['x-api-key'] });
-  });
+  walkthrough = await startWalkthrough();
+  ({ stack, origin, receiverUrl, context, page, user, consoleErrors, apiRequests } = walkthrough);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-  await origin?.close();
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
-});
+afterAll(() => walkthrough?.close());
 
 describe('dashboard in Chromium', () => {
-  it('serves the app at /dashboard with a fallback for client routes, and 404s for missing files', async () => {
-    const index = await fetch(`${stack.url}/dashboard/jobs/some-client-route`);
-    expect(index.status).toBe(200);
-    expect(index.headers.get('content-type')).toContain('text/html');
-    const html = await index.text();
-    const asset = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1];
-    expect(asset).toBeDefined();
-    // Nothing from another origin: every script and stylesheet is served by the API itself.
-    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    const js = await fetch(stack.url + asset!);
-    expect(js.status).toBe(200);
-    expect(js.headers.get('cache-control')).toContain('immutable');
-    const missing = await call(stack.url, 'GET', '/dashboard/assets/nope.js');
-    expect(missing.status).toBe(404);
-    expect(missing.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: expect.any(String) } });
-    const bare = await fetch(`${stack.url}/dashboard`, { redirect: 'manual' });
-    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/dashboard/']);
-  });
-
-  it('works over plain http under a host name that is not localhost (an operator trying it on a LAN address)', async () => {
-    // Such a page is not a secure context: a CSP asking to upgrade insecure requests would send
-    // its scripts to https://, where nothing answers, and leave the page blank.
-    const lan = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP dashboard.lan.test 127.0.0.1'] });
-    try {
-      const lanPage = await lan.newPage();
-      const failed: string[] = [];
-      lanPage.on('requestfailed', (req) => failed.push(req.url()));
-      await lanPage.goto(`http://dashboard.lan.test:${new URL(stack.url).port}/dashboard/`);
-      await lanPage.getByRole('heading', { name: 'Log in', level: 1 }).waitFor({ timeout: 10_000 });
-      expect(await lanPage.evaluate('window.isSecureContext')).toBe(false);
-      expect(failed).toEqual([]);
-    } finally {
-      await lan.close();
-    }
-  });
-
   it('sends a visitor to the login page, refuses a wrong password with the API message, and logs in', async () => {
     await page.goto(`${stack.url}/dashboard/`);
     await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
