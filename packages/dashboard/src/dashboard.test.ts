@@ -245,6 +245,36 @@ describe('dashboard in Chromium', () => {
     expect(await row.textContent()).toContain(`${(bytes.length / 1000).toFixed(1).replace(/\.0$/, '')} kB`);
   });
 
+  it('creates an encrypted, deflated stored job from the form; the password is sent once and shown nowhere', async () => {
+    const archivePassword = 'dashboard zip secret 9';
+    await page.getByRole('link', { name: 'New job', exact: true }).click();
+    await page.getByRole('heading', { name: 'New job', level: 1 }).waitFor();
+    await page.getByLabel('URLs', { exact: true }).fill(origin.set('/files/notes.csv', { body: Buffer.from('id,note\n'.repeat(5000)) }));
+    await page.getByLabel(/^Stored/).check();
+    await page.getByLabel(/^Deflate:/).check();
+    await page.getByLabel('Deflate level').selectOption('9');
+    // Too short: refused at the field before any request.
+    await page.getByLabel('Archive password').fill('short');
+    await page.getByRole('button', { name: 'Create job' }).click();
+    expect(await page.locator('#password-error').textContent()).toMatch(/^must be 8 to 128 characters \(got 5\)/);
+    await page.getByLabel('Archive password').fill(archivePassword);
+    await page.getByRole('button', { name: 'Create job' }).click();
+    await page.waitForURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
+    const id = page.url().split('/').pop()!;
+    await waitForText('.facts .badge', 'completed');
+    const facts = (await page.locator('.facts').textContent())!;
+    expect(facts).toContain('deflate (level 9)');
+    expect(facts).toContain('aes-256');
+    expect(await page.content()).not.toContain(archivePassword);
+    const res = await call(stack.url, 'GET', `/jobs/${id}`, { key: user.apiKey });
+    expect(res.status).toBe(200);
+    const { job } = res.body;
+    expect({ compression: job.compression, level: job.compression_level, encryption: job.encryption }).toEqual({ compression: 'deflate', level: 9, encryption: { method: 'aes-256' } });
+    expect((await stack.ctx.db.job.findUniqueOrThrow({ where: { id }, select: { mode: true } })).mode).toBe('stored');
+    expect(JSON.stringify(res.body)).not.toContain(archivePassword);
+    await shot('job-encrypted');
+  });
+
   it('shows a failed job with its errors and retries it', async () => {
     const missing = `${origin.url}/later.bin`;
     const created = await call(stack.url, 'POST', '/jobs', { key: user.apiKey, body: { files: [{ url: missing }], zip_filename: 'retry-me.zip' } });
@@ -271,15 +301,15 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();
     await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
     const rows = page.locator('table.jobs tbody tr');
-    await page.getByText('23 jobs').waitFor();
+    await page.getByText('24 jobs').waitFor();
     expect(await rows.count()).toBe(20);
     // Newest first; the stream jobs end up completed while the page is open (live status).
     await waitForText('table.jobs tbody tr:first-child .badge', 'completed');
     expect(await rows.first().textContent()).toContain('stream-20.zip');
     await shot('jobs');
     await page.getByRole('button', { name: 'Next page' }).click();
-    await page.waitForFunction(() => (globalThis as unknown as InBrowser).document.querySelectorAll('table.jobs tbody tr').length === 3);
-    expect(await rows.allTextContents()).toEqual([expect.stringContaining('stream-00.zip'), expect.stringContaining('retry-me.zip'), expect.stringContaining('dashboard-')]);
+    await page.waitForFunction(() => (globalThis as unknown as InBrowser).document.querySelectorAll('table.jobs tbody tr').length === 4);
+    expect(await rows.allTextContents()).toEqual([expect.stringContaining('stream-00.zip'), expect.stringContaining('retry-me.zip'), expect.stringContaining('archive-'), expect.stringContaining('dashboard-')]);
     expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Previous page' }).click();
     await page.waitForFunction(() => (globalThis as unknown as InBrowser).document.querySelectorAll('table.jobs tbody tr').length === 20);
@@ -288,11 +318,11 @@ describe('dashboard in Chromium', () => {
     await page.getByText('No failed jobs.').waitFor();
     expect(new URL(page.url()).search).toBe('?status=failed');
     await page.getByLabel('Status').selectOption('completed');
-    await page.getByText('23 jobs completed').waitFor();
+    await page.getByText('24 jobs completed').waitFor();
     const statuses = await page.locator('table.jobs tbody .badge').allTextContents();
     expect(new Set(statuses)).toEqual(new Set(['completed']));
     await page.getByLabel('Status').selectOption('');
-    await page.getByText('23 jobs').waitFor();
+    await page.getByText('24 jobs').waitFor();
   });
 
   it('revokes a key after a confirmation', async () => {
@@ -407,7 +437,7 @@ describe('dashboard in Chromium', () => {
   it('reads well at phone width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();
-    await page.getByText('23 jobs').waitFor();
+    await page.getByText('24 jobs').waitFor();
     // Nothing wider than the screen: no sideways scrolling.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await shot('jobs-phone');
