@@ -1,110 +1,36 @@
 // The dashboard in a real browser (Debian's Chromium, driven by playwright-core) against the real
 // stack: API with the built dashboard, preparer and packer workers, Postgres, Redis, S3, and a
-// local origin. One user walks through every page in order; the page's requests are recorded
-// to check that each API call carries the session bearer and never an API key, and the
-// browser's console must stay free of errors other than the HTTP errors the test provokes.
-import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
+// local origin. One user walks through every page in order (webhooks and sources: in
+// dashboard-settings.test.ts); the page's requests are recorded to check that each API call
+// carries the session bearer and never an API key, and the browser's console must stay free of
+// errors other than the HTTP errors the test provokes (browser-harness.ts).
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { call, createUser } from '../../../test/helpers';
-import { bytesOf, sha256, startOrigin, type Origin } from '../../../test/origin';
-import { startStack, type Stack } from '../../../test/stack';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { call } from '../../../test/helpers';
+import { bytesOf, sha256, type Origin } from '../../../test/origin';
+import type { Stack } from '../../../test/stack';
 import { readZip } from '../../../test/zip-readers';
+import { CHROMIUM, CHROMIUM_ARGS, expiredSession, PASSWORD, startDashboard, type Dashboard, type InBrowser } from './browser-harness';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const SHOTS = path.resolve('test-output/dashboard');
-const PASSWORD = 'a long enough password';
-const WAIT = 60_000;
-
+let h: Dashboard;
 let stack: Stack;
 let origin: Origin;
-let receiver: http.Server;
-let receiverUrl: string;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let user: { userId: string; apiKey: string; email: string };
-
-/** Console messages of type error, and uncaught page errors. */
-const consoleErrors: string[] = [];
-/** Every request the page made to the API (not the dashboard's own files, not downloads). */
-const apiRequests: { method: string; path: string; authorization?: string; apiKey?: string }[] = [];
-/** HTTP error statuses of API responses the test provoked on purpose, in order. */
-const provoked: number[] = [];
-
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
-
-/**
- * The page's document, inside functions that run in the browser (serialised, so the cast is
- * inline; this file is type-checked without the DOM library). The page's CSP forbids eval, so
- * those are functions, not strings.
- */
-type InBrowser = { document: { querySelector(s: string): { textContent: string | null } | null; querySelectorAll(s: string): { length: number } } };
-
-/** Waits until `selector`'s text is `text` (the page polls; no test-side sleeps). */
-async function waitForText(selector: string, text: string, timeout = WAIT): Promise<void> {
-  await page.waitForFunction(([s, t]) => (globalThis as unknown as InBrowser).document.querySelector(s)?.textContent?.trim() === t, [selector, text] as const, { timeout });
-}
-
-async function login(): Promise<void> {
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
-}
-
-const sessionToken = () => page.evaluate<string | null>("sessionStorage.getItem('archive-packager.session')");
-
-/** An HS256 session JWT as the API signs them, already expired. */
-function expiredSession(userId: string): string {
-  const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const unsigned = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: userId, iss: 'archive-packager', iat: now - 7200, exp: now - 60 })}`;
-  return `${unsigned}.${createHmac('sha256', process.env.SESSION_SECRET!).update(unsigned).digest('base64url')}`;
-}
+let user: Dashboard['user'];
+let provoked: number[];
+const shot = (name: string) => h.shot(name);
+const waitForText = (selector: string, text: string) => h.waitForText(selector, text);
+const sessionToken = () => h.sessionToken();
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  stack = await startStack();
-  origin = await startOrigin();
-  // A webhook receiver that accepts every delivery.
-  receiver = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  user = await createUser(stack.ctx, { plan: 'pro', password: PASSWORD });
-
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(msg.text());
-  });
-  page.on('pageerror', (err) => consoleErrors.push(`uncaught: ${err.message}`));
-  page.on('request', (req) => {
-    const url = new URL(req.url());
-    if (url.origin !== stack.url || url.pathname.startsWith('/dashboard') || url.pathname.startsWith('/download/')) return;
-    const headers = req.headers();
-    apiRequests.push({ method: req.method(), path: url.pathname, authorization: headers.authorization, apiKey: headers['x-api-key'] });
-  });
+  h = await startDashboard();
+  ({ stack, origin, context, page, user, provoked } = h);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-  await origin?.close();
-  receiver?.closeAllConnections();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await h?.close();
 });
 
 describe('dashboard in Chromium', () => {
@@ -343,72 +269,6 @@ describe('dashboard in Chromium', () => {
     expect((await call(stack.url, 'GET', '/jobs', { key: createdKey })).status).toBe(401);
   });
 
-  it('shows webhooks: create with the secret shown once, deliveries, rotate, delete', async () => {
-    const bearer = (await sessionToken())!;
-    const probe = await call(stack.url, 'GET', '/webhooks', { bearer });
-    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
-    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
-    if (probe.status !== 200) {
-      // The webhooks routes come from another branch; until they are merged the page shows
-      // the API's own error message.
-      expect(probe.status).toBe(404);
-      provoked.push(404);
-      await page.getByText(probe.body.error.message).waitFor();
-      await shot('webhooks');
-      return;
-    }
-    await page.getByLabel('URL').fill(receiverUrl);
-    await page.getByLabel('Description').fill('build notifications');
-    await page.getByRole('button', { name: 'Create webhook' }).click();
-    const secret = page.getByRole('textbox', { name: 'Signing secret' });
-    await secret.waitFor();
-    const first = await secret.inputValue();
-    expect(first).toMatch(/^whsec_/);
-    await page.getByRole('button', { name: 'Done' }).click();
-    const card = page.locator('article', { hasText: receiverUrl });
-    await card.waitFor();
-    expect(await page.content()).not.toContain(first);
-    await card.getByRole('button', { name: 'Deliveries' }).click();
-    await card.getByText(/No deliveries yet\.|job\.completed|job\.failed/).first().waitFor();
-    await shot('webhooks');
-    await card.getByRole('button', { name: 'Rotate secret' }).click();
-    await secret.waitFor();
-    const second = await secret.inputValue();
-    expect(second).toMatch(/^whsec_/);
-    expect(second).not.toBe(first);
-    await page.getByRole('button', { name: 'Done' }).click();
-    await card.getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('dialog', { name: 'Delete this webhook?' }).getByRole('button', { name: 'Delete webhook' }).click();
-    await card.waitFor({ state: 'detached' });
-    expect((await call(stack.url, 'GET', '/webhooks', { bearer })).body.webhooks).toEqual([]);
-  });
-
-  it('keeps sources: the secret sent once and never shown, s3:// lines in a new job need one, delete', async () => {
-    const bearer = (await sessionToken())!;
-    const secretValue = 'dashboard-source-secret-5e1f';
-    await page.getByRole('link', { name: 'Sources', exact: true }).click();
-    await page.getByRole('heading', { name: 'Sources', level: 1 }).waitFor();
-    await page.getByLabel('Name').fill('photos-bucket');
-    await page.getByLabel('Region').fill('eu-west-1');
-    await page.getByLabel('Access key id').fill('AKIADASHBOARD');
-    await page.getByLabel('Secret access key').fill(secretValue);
-    await page.getByRole('button', { name: 'Create source' }).click();
-    const card = page.locator('article', { has: page.getByRole('heading', { name: 'photos-bucket' }) });
-    await card.waitFor();
-    expect(await page.content()).not.toContain(secretValue);
-    await shot('sources');
-    await page.getByRole('link', { name: 'New job', exact: true }).click();
-    await page.getByLabel('URLs', { exact: true }).fill('s3://photos/2026/a.jpg');
-    await page.getByRole('button', { name: 'Create job' }).click();
-    await page.getByText('choose the source whose credentials read the s3:// lines').waitFor();
-    await page.getByLabel('Source for s3:// lines').selectOption('photos-bucket');
-    await page.getByRole('link', { name: 'Sources', exact: true }).click();
-    await card.getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('dialog', { name: 'Delete this source?' }).getByRole('button', { name: 'Delete source' }).click();
-    await card.waitFor({ state: 'detached' });
-    expect((await call(stack.url, 'GET', '/sources', { bearer })).body.sources).toEqual([]);
-  });
-
   it('shows usage against the plan and jobs by status', async () => {
     const bearer = (await sessionToken())!;
     const usage = await call(stack.url, 'GET', '/usage', { bearer });
@@ -459,7 +319,7 @@ describe('dashboard in Chromium', () => {
     await page.getByText('Your session has expired. Log in again.').waitFor();
     expect(new URL(page.url()).pathname).toBe('/dashboard/login');
     expect(await sessionToken()).toBeNull();
-    await login();
+    await h.login();
   });
 
   it('logs out: the token is gone and pages ask to log in again', async () => {
@@ -471,15 +331,7 @@ describe('dashboard in Chromium', () => {
     expect(new URL(page.url()).pathname).toBe('/dashboard/login');
   });
 
-  it('sent the session bearer and never an API key on every API call, with no console errors', async () => {
-    expect(apiRequests.length).toBeGreaterThan(20);
-    for (const req of apiRequests) {
-      expect({ ...req, apiKey: req.apiKey ?? null }).toEqual({ ...req, apiKey: null });
-      if (req.path === '/auth/login') expect(req.authorization).toBeUndefined();
-      else expect(req.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
-    }
-    // Chromium logs every HTTP error response as a console error; only the provoked ones occur.
-    const expected = provoked.map((status) => expect.stringContaining(`status of ${status}`));
-    expect(consoleErrors).toEqual(expected);
+  it('sent the session bearer and never an API key on every API call, with no console errors', () => {
+    h.checkRequestsAndConsole(21);
   });
 });
