@@ -2,7 +2,8 @@
 // every Range and resume; stored single and split jobs; 7-Zip, bsdtar and an independent AE-2
 // reader open every entry and refuse a wrong password; the password is sealed and never shown.
 // Deflate (stored jobs): unzip, Python's zipfile, 7-Zip and yauzl read it byte for byte; split
-// deflate jobs keep every ZIP under its cap. Bad options are 400s naming the field.
+// deflate jobs keep every ZIP under its cap. Deflate inside AES-256 (stored, single and split):
+// 7-Zip, bsdtar and the AE-2 reader. Bad options are 400s naming the field.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -81,6 +82,20 @@ function checkWithOwnReader(zip: Buffer, entries: { name: string; body: Buffer }
   expect(read.map((e) => e.name)).toEqual(entries.map((e) => e.name));
   read.forEach((e, i) => expect(e.data.equals(entries[i]!.body)).toBe(true));
   expect(() => readAesZip(zip, 'not-the-password')).toThrow(WrongPassword);
+}
+
+/** A split job of zero-filled files: its two ZIPs, each checked to be its size and under the cap, with their entries. */
+async function splitZipsOf(job: any, cap: number, sizes: number[]) {
+  expect(job.zips.length).toBe(2);
+  const out: { zip: Buffer; entries: { name: string; body: Buffer }[] }[] = [];
+  for (const z of job.zips) {
+    const zip = (await download(z.download_url)).body;
+    expect(zip.length).toBe(z.size);
+    expect(zip.length).toBeLessThanOrEqual(cap);
+    const rows = await stack.ctx.db.jobFile.findMany({ where: { zipId: z.id }, orderBy: { position: 'asc' } });
+    out.push({ zip, entries: rows.map((r) => ({ name: r.entryName!, body: Buffer.alloc(sizes[r.position]!) })) });
+  }
+  return out;
 }
 
 describe('stream mode', () => {
@@ -173,13 +188,34 @@ describe('stored mode', () => {
     const names = ['first.bin', 'small.bin', 'third.bin'];
     const cap = 100 * MiB;
     const split = await completedJob({ ...ENCRYPTED, files: sizes.map((n, i) => ({ url: `${synthetic.url}/zeros/${n}/${names[i]}` })), max_zip_size_bytes: cap });
-    expect(split.zips.length).toBe(2);
-    for (const z of split.zips) {
-      const bytes = (await download(z.download_url)).body;
-      expect(bytes.length).toBe(z.size);
-      expect(bytes.length).toBeLessThanOrEqual(cap);
-      const rows = await stack.ctx.db.jobFile.findMany({ where: { zipId: z.id }, orderBy: { position: 'asc' } });
-      checkWithExternalReaders(bytes, rows.map((r) => ({ name: r.entryName!, body: Buffer.alloc(sizes[r.position]!) })));
+    for (const { zip, entries } of await splitZipsOf(split, cap, sizes)) checkWithExternalReaders(zip, entries);
+  });
+});
+
+describe('AES-256 with deflate (stored jobs)', () => {
+  it('packs a single ZIP whose entries are deflated then encrypted; 7-Zip, bsdtar and the AE-2 reader get every byte', async () => {
+    const bodies = [text(7, 20_000), bytesOf(411, 70_000), Buffer.alloc(0), Buffer.from('x')];
+    const names = ['a.csv', 'random.bin', 'empty.txt', 'one.txt'];
+    const job = await completedJob({ ...ENCRYPTED, compression: 'deflate', compression_level: 9, files: bodies.map((b, i) => ({ url: origin.set(`/aes-d/${names[i]}`, { body: b }) })) });
+    expect({ compression: job.compression, level: job.compression_level, encryption: job.encryption }).toEqual({ compression: 'deflate', level: 9, encryption: { method: 'aes-256' } });
+    expect(JSON.stringify(job)).not.toContain(PASSWORD);
+    const zip = (await download(job.zips[0].download_url)).body;
+    expect(zip.length).toBe(job.zips[0].size);
+    // The text shrinks a few times over: it was deflated before it was encrypted.
+    expect(zip.length).toBeLessThan(bodies[0]!.length / 2 + 71_000);
+    const entries = names.map((name, i) => ({ name, body: bodies[i]! }));
+    checkWithOwnReader(zip, entries);
+    expect(readAesZip(zip, PASSWORD).map((e) => e.method)).toEqual([8, 8, 8, 8]);
+    checkWithExternalReaders(zip, entries);
+  });
+
+  it('packs split ZIPs, each under its cap, that 7-Zip, bsdtar and the AE-2 reader extract exactly', async () => {
+    const cap = 100 * MiB;
+    const sizes = [60 * MiB, 45 * MiB, 1000];
+    const job = await completedJob({ ...ENCRYPTED, compression: 'deflate', compression_level: 1, files: sizes.map((n, i) => ({ url: `${synthetic.url}/zeros/${n}/z${i}.bin` })), max_zip_size_bytes: cap });
+    for (const { zip, entries } of await splitZipsOf(job, cap, sizes)) {
+      checkWithOwnReader(zip, entries);
+      checkWithExternalReaders(zip, entries);
     }
   });
 });
@@ -248,6 +284,7 @@ describe('deflate', () => {
     const files = [{ url: origin.set('/deflate/bad.txt', { body: Buffer.from('x') }) }];
     const cases: [Record<string, unknown>, string][] = [
       [{ mode: 'stream', compression: 'deflate' }, 'compression'],
+      [{ mode: 'stream', compression: 'deflate', encryption: { method: 'aes-256', password: 'long-enough-2' } }, 'compression'],
       [{ compression: 'deflate', compression_level: 0 }, 'compression_level'],
       [{ compression: 'deflate', compression_level: 10 }, 'compression_level'],
       [{ compression: 'brotli' }, 'compression'],

@@ -19,6 +19,8 @@ describe('archive options', () => {
       expect(jobCreateSchema.parse({ files, mode, encryption: { method: 'aes-256', password: PASSWORD } }).encryption).toEqual({ method: 'aes-256', password: PASSWORD });
     }
     expect(jobCreateSchema.parse({ files, encryption: { method: 'aes-256', password: '\u{1F511}'.repeat(128) } }).encryption).toBeDefined();
+    const both = jobCreateSchema.parse({ files, compression: 'deflate', compression_level: 9, encryption: { method: 'aes-256', password: PASSWORD } });
+    expect(both).toMatchObject({ compression: 'deflate', compression_level: 9, encryption: { method: 'aes-256' } });
   });
 
   it('refuses each bad combination naming the field, never repeating the password', () => {
@@ -40,6 +42,7 @@ describe('archive options', () => {
     const tooLong = problem({ files, encryption: { method: 'aes-256', password: long } });
     expect(tooLong).toMatch(/^encryption\.password: must be 8 to 128 characters \(got 129\)/);
     expect(tooLong).not.toContain(long);
-    expect(problem({ files, compression: 'deflate', encryption: { method: 'aes-256', password: PASSWORD } })).toMatch(/^compression: must be "store" with encryption/);
+    // Deflate with AES-256 is for stored jobs, as deflate is.
+    expect(problem({ files, mode: 'stream', compression: 'deflate', encryption: { method: 'aes-256', password: PASSWORD } })).toMatch(/^compression: must be "store" in stream mode/);
   });
 });

@@ -3,6 +3,7 @@
 //   so it is refused as the typo it probably is); deflate is for stored jobs only: a stream
 //   ZIP's exact size is known before its bodies are, a deflated one's is not.
 // - The password is 8 to 128 characters (code points); no message ever repeats it.
+// - Deflate and AES-256 combine (stored jobs): each entry is deflated, then encrypted.
 import { z } from 'zod';
 import { codePointLength } from './text';
 
@@ -58,10 +59,6 @@ export function archiveOptionsProblem(body: {
   }
   if (body.compression_level !== null && body.compression_level !== undefined && body.compression !== 'deflate') {
     return { path: 'compression_level', message: 'is only for compression "deflate"' };
-  }
-  if (body.compression === 'deflate' && body.encryption !== null && body.encryption !== undefined) {
-    // The AES writer stores its entries; deflate inside AES is not written yet.
-    return { path: 'compression', message: 'must be "store" with encryption (deflate is not combined with AES-256 yet)' };
   }
   return null;
 }

@@ -2,11 +2,15 @@
 // and stream downloads of unknown size. It takes entries as the packers give them to yazl
 // (`addReadStreamLazy`, in order, then `end`) and writes the records format.ts renders, so its
 // bytes are those of the layout (planZip with the same encryption): a resumed upload, built
-// from the layout, continues them exactly (aes-writer.test.ts).
+// from the layout, continues them exactly (aes-writer.test.ts). An entry added with
+// `compress: true` (stored deflate jobs) is deflated first and its compressed bytes encrypted
+// (0x9901's method 8); its sizes go in the descriptor, as every entry's do, and such a bin has
+// no layout to resume from (it restarts from its first byte).
 import { Readable } from 'node:stream';
+import { createDeflateRaw } from 'node:zlib';
 import type { ZipEncryption } from './aes';
 import type { ZipOutput } from './yazl-options';
-import { centralRecord, dataDescriptor, dosTime, endRecords, localHeader, storedLength, usesZip64, type DosTime, type EntryRecord } from './format';
+import { centralRecord, dataDescriptor, dosTime, endRecords, localHeader, storedLength, usesZip64, ZIP64_LIMIT, type DosTime, type EntryRecord } from './format';
 
 type StreamCallback = (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void;
 
@@ -14,6 +18,8 @@ interface Pending {
   name: Buffer;
   time: DosTime;
   open: StreamCallback;
+  /** Deflate level, or null to store. */
+  level: number | null;
 }
 
 export class AesZipWriter implements ZipOutput {
@@ -39,10 +45,10 @@ export class AesZipWriter implements ZipOutput {
     });
   }
 
-  /** yazl's signature; `size` is not needed (the descriptor carries it) and `compress` must be false. */
-  addReadStreamLazy(name: string, options: { mtime?: Date; compress?: boolean }, open: StreamCallback): void {
-    if (options.compress) throw new TypeError('an encrypted entry is stored: deflate is not combined with AES here');
-    this.pending.push({ name: Buffer.from(name, 'utf8'), time: dosTime(options.mtime ?? new Date()), open });
+  /** yazl's signature; `size` is not needed (the descriptor carries it). */
+  addReadStreamLazy(name: string, options: { mtime?: Date; compress?: boolean; compressionLevel?: number }, open: StreamCallback): void {
+    const level = options.compress ? (options.compressionLevel ?? 6) : null;
+    this.pending.push({ name: Buffer.from(name, 'utf8'), time: dosTime(options.mtime ?? new Date()), open, level });
     this.entries.push({ crc32: 0 });
     void this.pump();
   }
@@ -82,33 +88,61 @@ export class AesZipWriter implements ZipOutput {
   private async writeEntry(entry: Pending): Promise<void> {
     const index = this.written.length;
     const offset = this.offset;
-    const header = { name: entry.name, size: 0, offset, zip64: false, aes: true };
+    // A deflated entry's local header says method 8 in its 0x9901 field (its sizes come later).
+    const header: EntryRecord = { name: entry.name, size: 0, offset, zip64: false, aes: true, ...(entry.level === null ? {} : { deflated: 0 }) };
     await this.push(Buffer.concat([localHeader(header, entry.time), this.encryption.preamble(index)]));
     const cipher = this.encryption.cipher(index);
     const mac = this.encryption.mac(index);
     let size = 0;
+    let encrypted = 0;
+    // Encrypts what it is given (the body, or its deflated bytes) into the output, pausing
+    // `source` while the output is full.
+    const encrypt = (source: NodeJS.ReadableStream) => (chunk: Buffer) => {
+      const ciphertext = cipher.xor(chunk, encrypted);
+      encrypted += chunk.length;
+      mac.update(ciphertext);
+      this.offset += ciphertext.length;
+      if (!this.outputStream.push(ciphertext)) {
+        source.pause();
+        this.wake = () => source.resume();
+      }
+    };
     // Consumed from within the callback, as yazl does: the packer adds its own 'data' listener
     // right after it, which starts the stream flowing, so no chunk may come before ours.
     await new Promise<void>((resolve, reject) =>
       entry.open((err, stream) => {
         if (err) return reject(err as Error);
+        stream.once('error', reject);
+        if (entry.level === null) {
+          const write = encrypt(stream);
+          stream.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            write(chunk);
+          });
+          stream.once('end', () => resolve());
+          return;
+        }
+        const deflate = createDeflateRaw({ level: entry.level });
+        deflate.on('data', encrypt(deflate));
+        deflate.once('end', () => resolve());
+        deflate.once('error', reject);
+        stream.once('error', () => deflate.destroy());
         stream.on('data', (chunk: Buffer) => {
-          const ciphertext = cipher.xor(chunk, size);
           size += chunk.length;
-          mac.update(ciphertext);
-          this.offset += ciphertext.length;
-          if (!this.outputStream.push(ciphertext)) {
+          if (!deflate.write(chunk)) {
             stream.pause();
-            this.wake = () => stream.resume();
+            deflate.once('drain', () => stream.resume());
           }
         });
-        stream.once('end', () => resolve());
-        stream.once('error', reject);
+        stream.once('end', () => deflate.end());
       }),
     );
     const digest = mac.digest();
-    // The layout's rule: ZIP64 when the entry's stored data or its header's offset passes 4 GiB.
-    const record = { ...header, size, zip64: usesZip64(storedLength(size, true), offset) };
+    const deflated = entry.level === null ? {} : { deflated: encrypted };
+    // The layout's rule: ZIP64 when the entry's stored data or its header's offset passes 4 GiB
+    // (or, deflated, its body does).
+    const zip64 = usesZip64(storedLength(encrypted, true), offset) || size > ZIP64_LIMIT;
+    const record = { ...header, size, zip64, ...deflated };
     await this.push(Buffer.concat([digest, dataDescriptor(record, 0)]));
     this.written.push({ record, time: entry.time });
   }

@@ -55,11 +55,18 @@ export interface EntryRecord {
   zip64: boolean;
   /** Encrypted with WinZip AES-256 (AE-2). */
   aes?: boolean;
+  /** Deflated inside AES (stored jobs): the deflated length, before the AES framing. */
+  deflated?: number;
 }
 
 /** Bytes of an entry's data in the archive: the body, plus salt, verifier and MAC when encrypted. */
 export function storedLength(size: number, aes: boolean): number {
   return aes ? size + AES_OVERHEAD : size;
+}
+
+/** Bytes of the entry's data in the archive: its deflated or stored body, with the AES framing. */
+function dataLength(entry: EntryRecord): number {
+  return storedLength(entry.deflated ?? entry.size, entry.aes === true);
 }
 
 export function usesZip64(size: number, offset: number): boolean {
@@ -92,14 +99,14 @@ function writeUInt64(buf: Buffer, value: number, at: number): void {
   buf.writeUInt32LE(Math.floor(value / 0x100000000), at + 4);
 }
 
-/** The 0x9901 extra field: AE-2, vendor "AE", AES-256, the data's real method (STORE). */
-function writeAesExtra(buf: Buffer, at: number): void {
+/** The 0x9901 extra field: AE-2, vendor "AE", AES-256, the data's real method (STORE or DEFLATE). */
+function writeAesExtra(buf: Buffer, at: number, deflated: boolean): void {
   buf.writeUInt16LE(0x9901, at);
   buf.writeUInt16LE(AES_EXTRA - 4, at + 2);
   buf.writeUInt16LE(2, at + 4); // AE-2: the CRC field is 0, the MAC authenticates
   buf.write('AE', at + 6, 'latin1');
   buf.writeUInt8(3, at + 8); // 256-bit key
-  buf.writeUInt16LE(0, at + 9); // STORE
+  buf.writeUInt16LE(deflated ? 8 : 0, at + 9); // the method under the encryption
 }
 
 export function localHeader(entry: EntryRecord, time: DosTime): Buffer {
@@ -115,7 +122,7 @@ export function localHeader(entry: EntryRecord, time: DosTime): Buffer {
   buf.writeUInt16LE(entry.name.length, 26);
   buf.writeUInt16LE(aes ? AES_EXTRA : 0, 28);
   entry.name.copy(buf, LOCAL_HEADER_FIXED);
-  if (aes) writeAesExtra(buf, LOCAL_HEADER_FIXED + entry.name.length);
+  if (aes) writeAesExtra(buf, LOCAL_HEADER_FIXED + entry.name.length, entry.deflated !== undefined);
   return buf;
 }
 
@@ -123,7 +130,7 @@ export function dataDescriptor(entry: EntryRecord, crc: number): Buffer {
   const buf = Buffer.alloc(descriptorLength(entry.zip64));
   buf.writeUInt32LE(0x08074b50, 0);
   const aes = entry.aes === true;
-  const stored = storedLength(entry.size, aes);
+  const stored = dataLength(entry);
   buf.writeUInt32LE(aes ? 0 : crc >>> 0, 4);
   if (entry.zip64) {
     writeUInt64(buf, stored, 8);
@@ -138,7 +145,7 @@ export function dataDescriptor(entry: EntryRecord, crc: number): Buffer {
 export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): Buffer {
   const nameLength = entry.name.length;
   const aes = entry.aes === true;
-  const stored = storedLength(entry.size, aes);
+  const stored = dataLength(entry);
   const buf = Buffer.alloc(centralRecordLength(nameLength, entry.zip64, aes));
   buf.writeUInt32LE(0x02014b50, 0);
   buf.writeUInt16LE(VERSION_MADE_BY, 4);
@@ -172,7 +179,7 @@ export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): B
     writeUInt64(buf, entry.offset, at + 20);
     at += ZIP64_EXTRA;
   }
-  if (aes) writeAesExtra(buf, at);
+  if (aes) writeAesExtra(buf, at, entry.deflated !== undefined);
   return buf;
 }
 

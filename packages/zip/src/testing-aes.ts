@@ -1,11 +1,15 @@
 // An AE-2 reader for tests, written apart from aes.ts and format.ts: it walks the central
 // directory, checks each entry's records, verifier and MAC, and decrypts with a counter it
-// builds itself (a 128-bit little-endian BigInt per block, encrypted with AES-256-ECB).
+// builds itself (a 128-bit little-endian BigInt per block, encrypted with AES-256-ECB). An
+// entry whose 0x9901 field says method 8 is inflated after decryption.
 import { createCipheriv, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
 
 export interface AesEntryRead {
   name: string;
   data: Buffer;
+  /** The method under the encryption: 0 stored, 8 deflated. */
+  method: number;
 }
 
 export class WrongPassword extends Error {}
@@ -52,10 +56,12 @@ export function readAesZip(zip: Buffer, password: string): AesEntryRead[] {
       if (id === 0x9901) aes = zip.subarray(x + 4, x + 4 + length);
       x += 4 + length;
     }
-    if (!aes || aes.length !== 7 || aes.readUInt16LE(0) !== 2 || aes.toString('latin1', 2, 4) !== 'AE' || aes[4] !== 3 || aes.readUInt16LE(5) !== 0) {
+    if (!aes || aes.length !== 7 || aes.readUInt16LE(0) !== 2 || aes.toString('latin1', 2, 4) !== 'AE' || aes[4] !== 3 || ![0, 8].includes(aes.readUInt16LE(5))) {
       throw new Error(`${name}: bad 0x9901 field`);
     }
-    if (compressed !== size + 28) throw new Error(`${name}: compressed size ${compressed} is not ${size} + 28`);
+    const inner = aes.readUInt16LE(5);
+    if (inner === 0 && compressed !== size + 28) throw new Error(`${name}: compressed size ${compressed} is not ${size} + 28`);
+    const length = compressed - 28;
     // The local header says the same (method, flags, the 0x9901 field).
     if (zip.readUInt32LE(offset) !== 0x04034b50 || zip.readUInt16LE(offset + 8) !== 99 || !(zip.readUInt16LE(offset + 6) & 1)) throw new Error(`${name}: bad local header`);
     const localExtra = zip.subarray(offset + 30 + zip.readUInt16LE(offset + 26), offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28));
@@ -63,18 +69,21 @@ export function readAesZip(zip: Buffer, password: string): AesEntryRead[] {
     const dataAt = offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28);
     const salt = zip.subarray(dataAt, dataAt + 16);
     const verifier = zip.subarray(dataAt + 16, dataAt + 18);
-    const ciphertext = zip.subarray(dataAt + 18, dataAt + 18 + size);
-    const mac = zip.subarray(dataAt + 18 + size, dataAt + 28 + size);
+    const ciphertext = zip.subarray(dataAt + 18, dataAt + 18 + length);
+    const mac = zip.subarray(dataAt + 18 + length, dataAt + 28 + length);
     const derived = pbkdf2Sync(password, salt, 1000, 66, 'sha1');
     if (!timingSafeEqual(derived.subarray(64, 66), verifier)) throw new WrongPassword(`${name}: password verifier differs`);
     const expected = createHmac('sha1', derived.subarray(32, 64)).update(ciphertext).digest().subarray(0, 10);
     if (!expected.equals(mac)) throw new Error(`${name}: authentication code differs`);
     // The data descriptor follows: CRC 0 and the sizes.
-    const descriptor = dataAt + 28 + size;
-    if (zip.readUInt32LE(descriptor) !== 0x08074b50 || zip.readUInt32LE(descriptor + 4) !== 0 || zip.readUInt32LE(descriptor + 8) !== compressed) {
+    const descriptor = dataAt + 28 + length;
+    if (zip.readUInt32LE(descriptor) !== 0x08074b50 || zip.readUInt32LE(descriptor + 4) !== 0 || zip.readUInt32LE(descriptor + 8) !== compressed || zip.readUInt32LE(descriptor + 12) !== size) {
       throw new Error(`${name}: bad data descriptor`);
     }
-    out.push({ name, data: decrypt(derived.subarray(0, 32), ciphertext) });
+    const plain = decrypt(derived.subarray(0, 32), ciphertext);
+    const data = inner === 8 ? inflateRawSync(plain) : plain;
+    if (data.length !== size) throw new Error(`${name}: ${data.length} bytes, the records say ${size}`);
+    out.push({ name, data, method: inner });
     at += 46 + nameLength + extraLength + commentLength;
   }
   return out;

@@ -99,6 +99,18 @@ export function JobPage(props: { id: string }) {
               <dt>Expires</dt>
               <dd>{formatDate(job.expires_at)}</dd>
             </div>
+            {job.compression && (
+              <div>
+                <dt>Compression</dt>
+                <dd>{job.compression === 'deflate' ? `deflate (level ${job.compression_level ?? 6})` : 'store'}</dd>
+              </div>
+            )}
+            {job.encryption && (
+              <div>
+                <dt>Encryption</dt>
+                <dd>{job.encryption.method}</dd>
+              </div>
+            )}
             {job.max_zip_size_bytes !== null && (
               <div>
                 <dt>Split size</dt>

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useApi } from '../context';
 import { ApiFailure, sessionEnded, type JobCreate, type Mode, type Source } from '../api';
@@ -11,7 +12,18 @@ import { parseUrlList } from '@ap/contract/url-list';
 // Which form field shows the API's message for each request field.
 /** The smallest `max_zip_size_bytes` (api.md). */
 const SPLIT_MIN = formatBytes(104_857_600);
-const FIELD_OF: Record<string, string> = { files: 'urls', mode: 'mode', max_zip_size_bytes: 'split', zip_filename: 'template' };
+const FIELD_OF: Record<string, string> = {
+  files: 'urls',
+  mode: 'mode',
+  max_zip_size_bytes: 'split',
+  zip_filename: 'template',
+  compression: 'compression',
+  compression_level: 'compression',
+  encryption: 'password',
+};
+/** The archive password's length in characters (code points, as the API counts). */
+const PASSWORD_CHARS = { min: 8, max: 128 };
+const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 export function NewJobPage() {
   const api = useApi();
@@ -19,6 +31,9 @@ export function NewJobPage() {
   const [mode, setMode] = useState<Mode>('stored');
   const [split, setSplit] = useState('');
   const [template, setTemplate] = useState('');
+  const [deflate, setDeflate] = useState(false);
+  const [level, setLevel] = useState(6);
+  const [password, setPassword] = useState('');
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [busy, setBusy] = useState(false);
   const [sources, setSources] = useState<Source[]>([]);
@@ -40,6 +55,16 @@ export function NewJobPage() {
     // s3:// lines are read with the chosen source's credentials.
     const body: JobCreate = { files: entries.map((e) => (e.url.startsWith('s3://') ? { ...e, source } : e)), mode };
     if (template.trim() !== '') body.zip_filename = template.trim();
+    // Deflate is for stored jobs only (a stream ZIP's size is known before its files are read).
+    if (deflate && mode === 'stored') Object.assign(body, { compression: 'deflate', compression_level: level });
+    if (password !== '') {
+      const chars = [...password].length;
+      if (chars < PASSWORD_CHARS.min || chars > PASSWORD_CHARS.max) {
+        setErrors({ password: [`must be ${PASSWORD_CHARS.min} to ${PASSWORD_CHARS.max} characters (got ${chars}), or empty for no encryption`] });
+        return;
+      }
+      body.encryption = { method: 'aes-256', password };
+    }
     if (split.trim() !== '') {
       const size = parseSize(split);
       if (size === null || size <= 0) {
@@ -121,48 +146,94 @@ export function NewJobPage() {
             Stored: built once and kept until it expires
           </label>
           <label class="check">
-            <input type="radio" name="mode" value="stream" checked={mode === 'stream'} onChange={() => setMode('stream')} />
+            <input
+              type="radio"
+              name="mode"
+              value="stream"
+              checked={mode === 'stream'}
+              onChange={() => {
+                setMode('stream');
+                setDeflate(false);
+              }}
+            />
             Stream: built while it downloads
           </label>
           <FieldError id="mode-error" messages={errors.mode} />
         </fieldset>
-        <div class="field">
-          <label for="split">Split size</label>
-          <p class="hint" id="split-hint">
-            Empty for one ZIP; otherwise each ZIP is at most this size, such as 500 MB or 2 GB (at least {SPLIT_MIN}).
-          </p>
-          <input
-            id="split"
-            name="split"
-            type="text"
-            value={split}
-            onInput={(e) => setSplit(e.currentTarget.value)}
-            aria-invalid={errors.split ? 'true' : undefined}
-            aria-describedby={described('split', 'split-hint')}
-          />
-          <FieldError id="split-error" messages={errors.split} />
-        </div>
-        <div class="field">
-          <label for="template">Name template</label>
-          <p class="hint" id="template-hint">
-            The ZIP's file name, e.g. <code>photos-{'{n}'}-of-{'{total}'}.zip</code> or <code>{'{date}'}-backup.zip</code>. Empty: archive-&lt;job id&gt;.zip.
-          </p>
-          <input
-            id="template"
-            name="template"
-            type="text"
-            class="mono"
-            value={template}
-            onInput={(e) => setTemplate(e.currentTarget.value)}
-            aria-invalid={errors.template ? 'true' : undefined}
-            aria-describedby={described('template', 'template-hint')}
-          />
-          <FieldError id="template-error" messages={errors.template} />
-        </div>
+        <fieldset class="field">
+          <legend>Compression</legend>
+          <label class="check">
+            <input type="radio" name="compression" value="store" checked={!deflate} onChange={() => setDeflate(false)} />
+            Store: no compression (fastest; right for photos, video and other compressed files)
+          </label>
+          <label class="check">
+            <input type="radio" name="compression" value="deflate" checked={deflate} disabled={mode !== 'stored'} onChange={() => setDeflate(true)} />
+            Deflate: smaller ZIPs of text and other compressible files (stored mode only)
+          </label>
+          {deflate && (
+            <>
+              <label for="level">Deflate level</label>
+              <select id="level" name="level" value={String(level)} onChange={(e) => setLevel(Number(e.currentTarget.value))}>
+                {LEVELS.map((n) => (
+                  <option key={n} value={String(n)}>
+                    {n}
+                    {n === 1 ? ' (fastest)' : n === 6 ? ' (default)' : n === 9 ? ' (smallest)' : ''}
+                  </option>
+                ))}
+              </select>
+            </>
+          )}
+          <FieldError id="compression-error" messages={errors.compression} />
+        </fieldset>
+        <TextField id="password" label="Archive password" type="password" autocomplete="new-password" value={password} onValue={setPassword} errors={errors.password}>
+          Optional, {PASSWORD_CHARS.min} to {PASSWORD_CHARS.max} characters: every file is encrypted with AES-256. Open such ZIPs with 7-Zip, WinZip or The Unarchiver (Windows Explorer and macOS Archive Utility cannot). The password is never shown again.
+        </TextField>
+        <TextField id="split" label="Split size" value={split} onValue={setSplit} errors={errors.split}>
+          Empty for one ZIP; otherwise each ZIP is at most this size, such as 500 MB or 2 GB (at least {SPLIT_MIN}).
+        </TextField>
+        <TextField id="template" label="Name template" mono value={template} onValue={setTemplate} errors={errors.template}>
+          The ZIP's file name, e.g. <code>photos-{'{n}'}-of-{'{total}'}.zip</code> or <code>{'{date}'}-backup.zip</code>. Empty: archive-&lt;job id&gt;.zip.
+        </TextField>
         <button type="submit" disabled={busy}>
           Create job
         </button>
       </form>
     </Page>
+  );
+}
+
+/** A one-line input with its label, hint (the children) and the API's messages for it. */
+function TextField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  errors: string[] | undefined;
+  type?: 'text' | 'password';
+  mono?: boolean;
+  autocomplete?: string;
+  children: ComponentChildren;
+}) {
+  const { id, errors } = props;
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <p class="hint" id={`${id}-hint`}>
+        {props.children}
+      </p>
+      <input
+        id={id}
+        name={id}
+        // Preact's input types are a union keyed on `type`: one of two, both plain text inputs here.
+        type={(props.type ?? 'text') as 'text'}
+        class={props.mono ? 'mono' : undefined}
+        autocomplete={props.autocomplete}
+        value={props.value}
+        onInput={(e) => props.onValue(e.currentTarget.value)}
+        aria-invalid={errors ? 'true' : undefined}
+        aria-describedby={errors ? `${id}-hint ${id}-error` : `${id}-hint`}
+      />
+      <FieldError id={`${id}-error`} messages={errors} />
+    </div>
   );
 }
