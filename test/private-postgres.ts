@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureDatabase, migrate } from '@ap/db';
 import { freePort } from '../scripts/embedded';
+import { endChild } from './private-redis';
 
 const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -53,10 +54,7 @@ export async function startPrivatePostgres(name: string): Promise<PrivatePostgre
   const stop = async () => {
     const child = server;
     server = null;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGINT');
-    await exited;
+    await endChild(child, 'SIGINT');
   };
   await start();
   const url = `postgresql://postgres@127.0.0.1:${port}/${name}`;
