@@ -95,16 +95,16 @@ describe('services through faults', () => {
     const stream = await waitForJob(api, key, await createJob({ mode: 'stream', files: [{ url: origin.set('/short.bin', { body: bytesOf(901, 3_000_000), truncateAt: 1_000_000 }) }] }), ['completed', 'failed'], 30_000);
     await fetch(stream.zips[0].download_url).then((res) => res.arrayBuffer()).catch(() => undefined);
 
-    // S3 stopped once the first part is stored, for 3 s: the bin resumes from its parts.
+    // S3 stopped once the first part is stored, for 15 s: the bin resumes from its parts.
     const big = await createJob({ files: [{ url: `${synthetic.url}/zeros/120000000/big.bin` }] });
     await until(async () => (await db.zipPart.count({ where: { zip: { jobId: big } } })) >= 1, 'a part is stored', 30_000);
     const port = Number(new URL(s3.endpoint).port);
     const closed = s3.close();
     s3.httpServer.closeAllConnections();
     await closed;
-    await new Promise((r) => setTimeout(r, 3_000));
+    await new Promise((r) => setTimeout(r, 15_000));
     s3 = await startEmbeddedS3(s3Dir, BUCKET, port);
-    expect((await waitForJob(api, key, big, ["completed", "failed"], 40_000)).status).toBe('completed');
+    expect((await waitForJob(api, key, big, ['completed', 'failed'], 90_000)).status).toBe('completed');
 
     // Redis restarted (its keys lost): a job created once it is back completes.
     await redis.kill();
