@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { sweepExpired } from '@ap/jobs';
+import { CANCELLED_BY_FAIL_FAST, sweepExpired } from '@ap/jobs';
 import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from '../scripts/embedded';
 import { call, createUser, waitForJob } from './helpers';
 import { bytesOf, startOrigin, type Origin } from './origin';
@@ -102,6 +102,28 @@ describe("a failed bin's multipart upload", () => {
     const zip = await stack.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
     expect(zip.uploadId).toBeNull();
     // Aborted, and aborted again once parts in flight have landed (as S3 advises).
+    for (let waited = 0; uploadsInProgress().length > 0 && waited < 10_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    expect(uploadsInProgress()).toEqual([]);
+  });
+
+  it('of a bin cancelled by fail-fast (another bin of its job failed) is aborted at once', async () => {
+    const key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
+    // Bin 1: 17 MB stored as parts, then a trickle; bin 2 (past the 100 MiB the split allows at
+    // least): a body always cut, so it fails.
+    const jobId = await createJob(key, {
+      max_zip_size_bytes: 104_857_600,
+      files: [
+        { url: origin.set('/cancelled-1.bin', { body: bytesOf(13, 17_000_000), etag: '"c1"' }) },
+        { url: `${trickleUrl}/cancelled-2.bin` },
+        { url: origin.set('/always-cut.bin', { body: bytesOf(14, 90_000_000), truncateAt: 1000 }) },
+      ],
+    });
+    const job = await waitForJob(stack.url, key, jobId, ['completed', 'failed'], 30_000);
+    expect(job.status).toBe('failed');
+    const zips = await stack.ctx.db.zip.findMany({ where: { jobId }, orderBy: { sequence: 'asc' } });
+    expect(zips.map((z) => z.status)).toEqual(['failed', 'failed']);
+    expect(zips[0]!.error).toBe(CANCELLED_BY_FAIL_FAST);
+    // Its upload goes once the packer sees the cancel (its next lease renewal), long before expiry.
     for (let waited = 0; uploadsInProgress().length > 0 && waited < 10_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
     expect(uploadsInProgress()).toEqual([]);
   });

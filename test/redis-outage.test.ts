@@ -2,34 +2,15 @@
 // starts, kills and starts again. The API keeps answering from Postgres within 1 s; a job
 // created meanwhile waits as `pending` and completes once the reconciler has enqueued it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { reconcile } from '@ap/jobs';
-import { freePort } from '../scripts/embedded';
 import { call, createUser, waitForJob } from './helpers';
 import { bytesOf, startOrigin, type Origin } from './origin';
+import { startPrivateRedis, type PrivateRedis } from './private-redis';
 import { startStack, type Stack } from './stack';
 
-let port: number;
-let redis: ChildProcess | null = null;
+let redis: PrivateRedis;
 let stack: Stack;
 let origin: Origin;
-
-async function startRedis(): Promise<void> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  redis = child;
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => /Ready to accept connections/.test(chunk.toString()) && resolve());
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-  });
-}
-
-async function killRedis(): Promise<void> {
-  const child = redis!;
-  redis = null;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
@@ -40,18 +21,17 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
 }
 
 beforeAll(async () => {
-  port = await freePort();
-  await startRedis();
-  stack = await startStack({ REDIS_URL: `redis://127.0.0.1:${port}`, UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '5' });
+  redis = await startPrivateRedis();
+  stack = await startStack({ REDIS_URL: redis.url, UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '5' });
   origin = await startOrigin();
   // BullMQ prints a queue's connection errors to the console when nobody listens: expected here.
   for (const queue of [stack.ctx.queues.prepare, stack.ctx.queues.pack, stack.ctx.queues.webhook]) queue.on('error', () => undefined);
 });
 afterAll(async () => {
-  if (!redis) await startRedis();
+  await redis.start();
   await stack.close();
   await origin.close();
-  if (redis) await killRedis();
+  await redis.kill();
 });
 
 /** The call and how long it took. */
@@ -65,7 +45,7 @@ describe('while Redis is down', () => {
   it('the API answers every request within 1 s, and a job created then completes once Redis is back', async () => {
     const key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
     expect((await call(stack.url, 'GET', '/usage', { key })).status).toBe(200);
-    await killRedis();
+    await redis.kill();
     await until(() => stack.ctx.redis.status !== 'ready', 'the API sees Redis gone');
 
     const answers = [
@@ -88,7 +68,7 @@ describe('while Redis is down', () => {
     }
     expect(unknown).toEqual([401, 401, 401, 401, 401, 429, 429]);
 
-    await startRedis();
+    await redis.start();
     await until(() => stack.ctx.redis.status === 'ready', 'the API sees Redis back');
     // The reconciler's pass (every 10 s in the preparer), for this job, as if its grace period had passed.
     await reconcile(stack.ctx.db, stack.ctx.queues, new Date(Date.now() + 10 * 60_000), { jobIds: [jobId] });

@@ -184,6 +184,10 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       // A source that fails fails the upload (through the parts stream); an upload that fails
       // stops taking the source's bytes.
       const feeding = pipeline(body, parts);
+      // Marked handled now: a failed part ends lib-storage's read of `parts`, which rejects
+      // `feeding` while upload.done() still waits for the other parts (an unhandled rejection
+      // when S3 went away mid-upload); it is still awaited below.
+      feeding.catch(() => undefined);
       try {
         const result = await upload.done();
         await feeding;
@@ -224,6 +228,7 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       // The same part cutting as a fresh upload, sent part by part after the stored ones.
       const cutter = new PartCutter(partSize, PART_BUFFERS);
       const feeding = pipeline(Readable.from(options.body, { objectMode: false }), cutter);
+      feeding.catch(() => undefined); // awaited below; handled meanwhile, as in upload()
       let partNumber = options.stored.length;
       try {
         for await (const data of cutter as AsyncIterable<Buffer>) {

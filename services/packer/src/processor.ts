@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { freeChunk } from '@ap/fetch';
-import { BinProgress, binFilesWithAccess, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
+import { BinProgress, binFilesWithAccess, CANCELLED_BY_FAIL_FAST, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
@@ -45,6 +45,7 @@ export function createPackerProcessor(ctx: ServiceContext, options: PackerOption
         throw new WaitingError();
       }
       if (err instanceof LeaseLost) {
+        await abortCancelledUpload(ctx, message.data);
         ctx.log.info({ jobId: message.data.jobId, zipId: message.data.zipId }, 'bin left to its new state or holder');
         return;
       }
@@ -94,8 +95,22 @@ async function abortUnresumableUpload(ctx: ServiceContext, payload: PackPayload,
   if (!zip?.uploadId) return;
   const retryCannotFix = err instanceof BinFailure && !(err instanceof UrlFailure);
   if (zip.uploadLayout !== null && !retryCannotFix) return;
+  await abortUpload(ctx, payload, zip, zip.uploadId);
+}
+
+/**
+ * A bin cancelled while it packed (fail-fast: another bin of its job failed) drops its
+ * multipart upload at once, rather than when the job expires (decisions.md "Hostile origins and
+ * outages": a cancelled bin aborts its upload). A bin taken over or reset by a retry keeps it.
+ */
+async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): Promise<void> {
+  const zip = await binWithJob(ctx.db, payload.zipId).catch(() => null);
+  if (!zip?.uploadId || zip.status !== 'failed' || zip.error !== CANCELLED_BY_FAIL_FAST) return;
+  await abortUpload(ctx, payload, zip, zip.uploadId);
+}
+
+async function abortUpload(ctx: ServiceContext, payload: PackPayload, zip: NonNullable<Awaited<ReturnType<typeof binWithJob>>>, uploadId: string): Promise<void> {
   const key = objectKeyFor(payload.jobId, payload.zipId);
-  const { uploadId } = zip;
   await dropRecordedUpload(ctx.db, ctx.store, zip, key).catch((abortErr: unknown) =>
     ctx.log.warn({ zipId: payload.zipId, err: (abortErr as Error).message }, 'multipart upload of a failed bin not aborted; the lifecycle rule will'),
   );

@@ -1,7 +1,7 @@
 import type { Logger } from '@ap/log';
 
-/** Waits between attempts; the last repeats until the write is taken. */
-const RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000, 10_000, 30_000];
+/** Waits between attempts; the last repeats until the write is taken (5 s: one insert per held row, so a Postgres back from an outage has the usage within seconds). */
+const RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
 
 /**
  * Runs `write` until it succeeds (decisions.md "Hostile origins and outages": usage is never
