@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createUserWithKey } from '@ap/api';
-import { createDb, type Db } from '@ap/db';
+import { createDb, dropDatabase, ensureDatabase, migrate, type Db } from '@ap/db';
 import { startGatedOrigin, type GatedOrigin } from '../test/gated-origin';
 import { call, download, waitForJob } from '../test/helpers';
 import { bytesOf, sha256 } from '../test/origin';
@@ -31,12 +31,19 @@ let db: Db;
 let origin: GatedOrigin;
 let port: number;
 const prefix = `${process.env.REDIS_PREFIX}-start`;
+// A database of its own: the stack's upkeep queues every user's waiting bins, and the run's
+// other suites share theirs (their bins would land on this stack's queue).
+const databaseUrl = (() => {
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `${url.pathname}_start`;
+  return url.toString();
+})();
 
 /** `pnpm start` against this run's database and Redis (its own prefix), with embedded S3 in `dataDir`. */
 async function pnpmStart(): Promise<Started> {
   const child = spawn('pnpm', ['start'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), PUBLIC_BASE_URL: '', S3_ENDPOINT: '', S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '', HEALTH_PORT: '', DATA_DIR: dataDir, REDIS_PREFIX: prefix, ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info' },
+    env: { ...process.env, PORT: String(port), PUBLIC_BASE_URL: '', S3_ENDPOINT: '', S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '', HEALTH_PORT: '', DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_PREFIX: prefix, ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -92,11 +99,14 @@ const scrape = async (base: string) => (await fetch(`${base}/metrics`)).text();
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'ap-start-'));
-  db = createDb(process.env.DATABASE_URL!, 2);
+  await ensureDatabase(databaseUrl);
+  await migrate(databaseUrl);
+  db = createDb(databaseUrl, 2);
   port = await freePort();
 });
 afterAll(async () => {
   await db.$disconnect();
+  await dropDatabase(databaseUrl);
   await origin?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
