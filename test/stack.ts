@@ -64,7 +64,8 @@ export async function startStack(
     ctx,
     workers,
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
+      // Forced: after a Redis restart a worker's graceful close can wait forever (seen in redis-outage).
+      await Promise.all(workers.map((w) => w.close(true)));
       for (const close of closers) close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
