@@ -7,7 +7,7 @@ import { createPackerProcessor } from '@ap/packer';
 import { createWorker, type Worker } from '@ap/queue';
 import { spawnService } from '../scripts/services';
 import { startGatedOrigin, type GatedOrigin } from './gated-origin';
-import { call, createUser, waitForJob } from './helpers';
+import { call, createUser, until, waitForJob } from './helpers';
 import { bytesOf } from './origin';
 import { startStack, type Stack } from './stack';
 
@@ -36,13 +36,6 @@ async function createJob(key: string, path: string): Promise<string> {
   return res.body.job_id;
 }
 
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Bins of these jobs in the order they completed, as the users who own them. */
 async function completionOrder(jobs: Map<string, string>): Promise<string[]> {

@@ -3,7 +3,7 @@
 // created meanwhile waits as `pending` and completes once the reconciler has enqueued it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { reconcile } from '@ap/jobs';
-import { call, createUser, waitForJob } from './helpers';
+import { call, createUser, until, waitForJob } from './helpers';
 import { bytesOf, startOrigin, type Origin } from './origin';
 import { startPrivateRedis, type PrivateRedis } from './private-redis';
 import { startStack, type Stack } from './stack';
@@ -12,13 +12,6 @@ let redis: PrivateRedis;
 let stack: Stack;
 let origin: Origin;
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
@@ -46,7 +39,7 @@ describe('while Redis is down', () => {
     const key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
     expect((await call(stack.url, 'GET', '/usage', { key })).status).toBe(200);
     await redis.kill();
-    await until(() => stack.ctx.redis.status !== 'ready', 'the API sees Redis gone');
+    await until(() => stack.ctx.redis.status !== 'ready', 'the API sees Redis gone', 15_000);
 
     const answers = [
       await timed('GET', '/jobs', { key }),
@@ -69,7 +62,7 @@ describe('while Redis is down', () => {
     expect(unknown).toEqual([401, 401, 401, 401, 401, 429, 429]);
 
     await redis.start();
-    await until(() => stack.ctx.redis.status === 'ready', 'the API sees Redis back');
+    await until(() => stack.ctx.redis.status === 'ready', 'the API sees Redis back', 15_000);
     // The reconciler's pass (every 10 s in the preparer), for this job, as if its grace period had passed.
     await reconcile(stack.ctx.db, stack.ctx.queues, new Date(Date.now() + 10 * 60_000), { jobIds: [jobId] });
     const done = await waitForJob(stack.url, key, jobId, ['completed', 'failed'], 30_000);
