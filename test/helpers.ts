@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
-import { answerClientErrors, createApp, createUserWithKey, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, createUserWithKey, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/service-kit';
@@ -23,7 +23,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const base = createServiceContext('api-test', testConfig(overrides));
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
   const server: Server = createApp(ctx, appOptions).listen(0, '127.0.0.1');
-  answerClientErrors(server);
+  applyServerSettings(server);
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

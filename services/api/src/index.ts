@@ -1,3 +1,3 @@
 export { createApp, type ApiContext, type AppOptions } from './app';
 export { createUserWithKey } from './domain/users';
-export { answerClientErrors } from './http/client-errors';
+export { applyServerSettings } from './http/server-settings';

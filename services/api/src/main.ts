@@ -3,7 +3,7 @@ import { loadConfig } from '@ap/config';
 import { createServiceContext, exitIfPortInUse, listen, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createWorkQueues } from '@ap/queue';
 import { createApp } from './app';
-import { answerClientErrors } from './http/client-errors';
+import { applyServerSettings } from './http/server-settings';
 
 /** decisions.md "Operations": on SIGTERM, responses in flight get this long to finish. */
 const DRAIN_MS = 25_000;
@@ -12,10 +12,7 @@ const ctx = createServiceContext('api', loadConfig());
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const server = http.createServer(createApp({ ...ctx, queues }));
-answerClientErrors(server);
-// Downloads can run for hours; only idle keep-alive sockets are timed out.
-server.requestTimeout = 0;
-server.keepAliveTimeout = 65_000;
+applyServerSettings(server);
 await listen(server, ctx.config.PORT).catch(exitIfPortInUse(ctx.log));
 ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
 // The operations port (/healthz, /readyz, /metrics): /metrics is never on the public port.
