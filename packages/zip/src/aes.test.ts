@@ -1,7 +1,7 @@
 // WinZip AES-256 (AE-2) ZIPs built from the layout are read back exactly by an independent
 // reader (testing-aes.ts), by 7-Zip and by libarchive (bsdtar), and refused with a wrong password.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +90,49 @@ describe('WinZip AES-256 ZIPs', () => {
       const input = unaligned.subarray(shift, shift + body.length);
       for (const at of [0, 1, 2, 3, 5, 18]) expect(enc.cipher(8).xor(input.subarray(at), at).equals(whole.subarray(at))).toBe(true);
     }
+  });
+
+  it('one cipher over chunks of every size and alignment, read on, skipped ahead and back, gives every chunk its bytes and never changes one it gave', () => {
+    const key = randomBytes(32);
+    const size = 3 * 1024 * 1024 + 5;
+    const body = randomBytes(size);
+    // The AE keystream written out plainly: AES-256 of each block's little-endian counter, from 1.
+    const counters = Buffer.alloc(Math.ceil(size / 16) * 16);
+    for (let b = 0; b < counters.length / 16; b++) counters.writeBigUInt64LE(BigInt(b + 1), b * 16);
+    const keystream = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false).update(counters);
+    const expected = Buffer.from(body.map((byte, i) => byte ^ keystream[i]!));
+
+    const cipher = new AesCtr(key);
+    const given: { out: Buffer; at: number; copy: Buffer }[] = [];
+    let at = 0;
+    let seed = 20261126;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    while (given.length < 400) {
+      const jump = next(10);
+      if (jump === 0) at = next(size); // anywhere, back or ahead
+      else if (jump === 1) at = Math.min(size - 1, at + next(100_000)); // a gap
+      const length = Math.min(size - at, [1, 15, 16, 17, 1000, 16_384, 65_536, 65_537, 300_000, 1_100_000][next(10)]!);
+      const shift = next(4);
+      const input = Buffer.alloc(length + 4);
+      body.copy(input, shift, at, at + length);
+      const out = cipher.xor(input.subarray(shift, shift + length), at);
+      expect(out.equals(expected.subarray(at, at + length))).toBe(true);
+      given.push({ out, at, copy: Buffer.from(out) });
+      at += length;
+      if (at >= size) at = 0;
+    }
+    for (const g of given) expect(g.out.equals(g.copy)).toBe(true);
+  });
+
+  it('counts past 2^32 blocks: 64 GiB into a body', () => {
+    const key = randomBytes(32);
+    const at = 2 ** 36 - 40; // crosses block 2^32 - 1 into 2^32 (counters 2^32 and 2^32 + 1)
+    const chunk = randomBytes(100);
+    const firstBlock = Math.floor(at / 16);
+    const counters = Buffer.alloc(Math.ceil((at + chunk.length) / 16 - firstBlock) * 16);
+    for (let b = 0; b < counters.length / 16; b++) counters.writeBigUInt64LE(BigInt(firstBlock + b + 1), b * 16);
+    const keystream = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false).update(counters).subarray(at - firstBlock * 16);
+    expect(new AesCtr(key).xor(chunk, at).equals(Buffer.from(chunk.map((byte, i) => byte ^ keystream[i]!)))).toBe(true);
   });
 
   it('7-Zip extracts every entry exactly and refuses a wrong password', async () => {

@@ -7,7 +7,7 @@
 // that is what keeps stream mode's exact sizes and Range. Node's aes-256-ctr counts big-endian,
 // so the keystream is made here from AES-256-ECB blocks of the counters.
 import { createCipheriv, createHash, createHmac, pbkdf2Sync, type Cipheriv, type Hash } from 'node:crypto';
-import { endianness } from 'node:os';
+import { counterBlocks, MAX_COUNTER_BYTES, xorInto } from './ctr-kernels';
 
 export const AES_METHOD = 99;
 export const AES_SALT = 16;
@@ -41,10 +41,22 @@ export function entrySalt(seed: Buffer, zipSequence: number, entry: number): Buf
   return createHmac('sha256', seed).update(`winzip-aes-salt\0${zipSequence}\0${entry}`).digest().subarray(0, AES_SALT);
 }
 
-/** The AE counter-mode cipher of one entry: encrypting and decrypting are the same XOR. */
+/**
+ * The AE counter-mode cipher of one entry: encrypting and decrypting are the same XOR. The
+ * keystream is made a window at a time, one ECB call each: the first as long as the first
+ * chunk (a small entry makes only what it needs), then doubling up to 64 KiB, or as long as a
+ * larger chunk. Each chunk is XORed into its window, which is returned: no buffer per chunk,
+ * and a 64 KiB chunk at a block boundary gets a whole window, which the response frees once
+ * written, as it does the origin's chunks (docs/archive-options.md "Speed").
+ */
 export class AesCtr {
   /** ECB over whole blocks keeps no state between calls: one key schedule per entry. */
   private readonly ecb: Cipheriv;
+  private window: Buffer = EMPTY;
+  /** Body offset of the window's first byte (a block boundary). */
+  private windowAt = 0;
+  /** Window bytes before this are handed out (ciphertext now), the rest still keystream. */
+  private used = 0;
 
   constructor(key: Buffer) {
     this.ecb = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
@@ -52,67 +64,43 @@ export class AesCtr {
 
   /** `chunk` XOR the keystream, the chunk being body bytes [offset, offset + length). */
   xor(chunk: Buffer, offset: number): Buffer {
-    const firstBlock = Math.floor(offset / BLOCK);
-    const skip = offset - firstBlock * BLOCK;
-    const blocks = Math.ceil((skip + chunk.length) / BLOCK);
-    // The keystream is a fresh buffer: XORed in place and returned (no third buffer).
-    const keystream = this.ecb.update(counterBlocks(firstBlock + 1, blocks));
-    const out = keystream.subarray(skip, skip + chunk.length);
+    if (chunk.length > MAX_COUNTER_BYTES - BLOCK) return this.xorPieces(chunk, offset);
+    let at = offset - this.windowAt;
+    if (at < this.used || at + chunk.length > this.window.length) {
+      const firstBlock = Math.floor(offset / BLOCK);
+      const skip = offset - firstBlock * BLOCK;
+      const size = Math.max(skip + chunk.length, Math.min(WINDOW, this.window.length * 2));
+      this.window = this.ecb.update(keystreamCounters(firstBlock + 1, Math.ceil(size / BLOCK)));
+      this.windowAt = firstBlock * BLOCK;
+      at = skip;
+    }
+    const out = this.window.subarray(at, at + chunk.length);
     xorInto(out, chunk);
+    this.used = at + chunk.length;
+    return out;
+  }
+
+  /** A chunk larger than a window (not from a socket: whole bodies in tests and tools), a window at a time. */
+  private xorPieces(chunk: Buffer, offset: number): Buffer {
+    const out = Buffer.allocUnsafe(chunk.length);
+    for (let done = 0; done < chunk.length; done += WINDOW) this.xor(chunk.subarray(done, done + WINDOW), offset + done).copy(out, done);
     return out;
   }
 }
 
-const LITTLE_ENDIAN = endianness() === 'LE';
+const EMPTY = Buffer.alloc(0);
+/** The keystream made per cipher call for chunks up to it (see AesCtr); measured against 256 KiB and 1 MiB. */
+const WINDOW = 64 * 1024;
 
-/** `count` counter blocks from `first`: a little-endian 64-bit counter in each block's low bytes (the high 8 stay 0 below 2^64 blocks). */
-function counterBlocks(first: number, count: number): Buffer {
+/** `count` counter blocks from `first`; from 2^32 on (64 GiB into a body), written here as 64-bit integers. */
+function keystreamCounters(first: number, count: number): Buffer {
+  if (first + count <= 0x100000000) return counterBlocks(first, count);
   const counters = Buffer.alloc(count * BLOCK);
-  if (LITTLE_ENDIAN) {
-    // Typed-array stores: a 64 KiB chunk's 4,096 counters in microseconds, not writeUInt32LE calls.
-    const words = new Uint32Array(counters.buffer, counters.byteOffset, count * 4);
-    if (first + count <= 0x100000000) {
-      // Below 64 GiB into a body the high word stays 0: small integers only (the common case, 10x faster).
-      for (let i = 0, at = 0; i < count; i++, at += 4) words[at] = first + i;
-    } else {
-      for (let i = 0, n = first; i < count; i++, n++) {
-        words[i * 4] = n % 0x100000000;
-        words[i * 4 + 1] = Math.floor(n / 0x100000000);
-      }
-    }
-  } else {
-    for (let i = 0, n = first; i < count; i++, n++) {
-      counters.writeUInt32LE(n % 0x100000000, i * BLOCK);
-      counters.writeUInt32LE(Math.floor(n / 0x100000000), i * BLOCK + 4);
-    }
+  for (let i = 0, n = first; i < count; i++, n++) {
+    counters.writeUInt32LE(n % 0x100000000, i * BLOCK);
+    counters.writeUInt32LE(Math.floor(n / 0x100000000), i * BLOCK + 4);
   }
   return counters;
-}
-
-/**
- * out[i] ^= a[i], four bytes at a time: `a` is first copied (a memcpy) to the same alignment as
- * `out` when the two differ, which a chunk from a socket at an odd body offset often does.
- */
-function xorInto(out: Buffer, a: Buffer): void {
-  const n = a.length;
-  const shift = out.byteOffset & 3;
-  let src = a;
-  if ((a.byteOffset & 3) !== shift && n >= 64) {
-    const aligned = Buffer.allocUnsafeSlow(n + shift);
-    a.copy(aligned, shift);
-    src = aligned.subarray(shift, shift + n);
-  }
-  let i = 0;
-  if ((src.byteOffset & 3) === shift && n >= 64) {
-    const head = (4 - shift) & 3;
-    for (; i < head; i++) out[i]! ^= src[i]!;
-    const words = (n - head) >>> 2;
-    const o32 = new Int32Array(out.buffer, out.byteOffset + head, words);
-    const a32 = new Int32Array(src.buffer, src.byteOffset + head, words);
-    for (let w = 0; w < words; w++) o32[w]! ^= a32[w]!;
-    i = head + (words << 2);
-  }
-  for (; i < n; i++) out[i]! ^= src[i]!;
 }
 
 /**
