@@ -194,9 +194,10 @@ describe('ranged mode', () => {
       expect(got.equals(files[i]!)).toBe(true);
     }
     ahead.close();
-    // Segments were asked for, each with the validator, within the file.
+    // Segments were asked for (the long first file always has several; how many the later,
+    // short files get depends on timing), each with the validator, within the file.
     const ranged = o.requests.filter((r) => r.headers.range !== undefined);
-    expect(ranged.length).toBeGreaterThan(files.length);
+    expect(segmentRequests(o, 0).length).toBeGreaterThan(1);
     for (const r of ranged) expect(r.headers['if-match']).toBe(`"f${r.url.slice(1)}-v1"`);
     expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(BUDGET);
   });
