@@ -4,39 +4,34 @@
 //       MACs (and CRCs) learned by a first download of each, then ROUNDS alternating rounds
 //   (b) stored jobs on text, POST -> completed, as input MB/s: deflate level 1 and 6 beside store,
 //       with the ZIP's size against the input
-//   pnpm bench:archive   (FILES=8 FILE_MIB=32 ROUNDS=5 TEXT_FILES=8 TEXT_MIB=16; ONLY=a|b)
+//   pnpm bench:archive   (FILES=8 FILE_MIB=32 ROUNDS=9 TEXT_FILES=8 TEXT_MIB=16; ONLY=a|b; PROFILE=<dir>)
 import type { ChildProcess } from 'node:child_process';
 import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { freePort } from '../scripts/embedded';
-import { drain, ms, pct, startBenchEnv, startOrigin, startService } from './lib/env';
+import { drain, MBps, ms, pct, startApiAndServices, startBenchEnv, startOrigin } from './lib/env';
+import { writeResults } from './lib/report';
 
 const MiB = 1024 * 1024;
 const FILES = Number(process.env.FILES ?? 8);
 const FILE_BYTES = Number(process.env.FILE_MIB ?? 32) * MiB;
 const TEXT_FILES = Number(process.env.TEXT_FILES ?? 8);
 const TEXT_BYTES = Number(process.env.TEXT_MIB ?? 16) * MiB;
-const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const ROUNDS = Number(process.env.ROUNDS ?? 9);
 const ONLY = process.env.ONLY;
-const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
 
 const origin = await startOrigin();
 const bench = await startBenchEnv();
 const config = loadConfig();
 const children: ChildProcess[] = [origin.child];
 const db = createDb(config.DATABASE_URL);
+const figures: Record<string, unknown> = {};
 
 try {
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl };
-  children.push(await startService('api', serviceEnv), await startService('preparer', serviceEnv), await startService('packer', serviceEnv));
+  const services = await startApiAndServices(bench, ['preparer', 'packer']);
+  const { apiUrl } = services;
+  children.push(...services.children);
   const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}@example.test`, plan: 'scale', overage: true });
-  for (let i = 0; i < 100; i++) {
-    if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
   /** POST -> completed: the first ZIP and the milliseconds it took. */
   const job = async (body: Record<string, unknown>) => {
     const t0 = process.hrtime.bigint();
@@ -72,6 +67,7 @@ try {
     console.log(`    AES-256 ${MBps(aes.size, pct(times[1], 50))}`);
     console.log(`    per round ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
     console.log(`    ratio ${pct(ratios, 50).toFixed(2)} AES over plain  (goal >= 0.80)`);
+    figures.a = { plainMs: times[0], aesMs: times[1], plainBytes: plain.size, aesBytes: aes.size, ratios, ratio: pct(ratios, 50) };
   }
 
   if (!ONLY || ONLY === 'b') {
@@ -87,8 +83,10 @@ try {
       for (let r = 0; r < 3; r++) runs.push(await job({ files, ...options }));
       const took = pct(runs.map((x) => x.took), 50);
       console.log(`    ${name.padEnd(10)} ${MBps(input, took)}  (${took.toFixed(0)} ms; ZIP ${(runs[0]!.zip.size / input).toFixed(3)} of the input)`);
+      figures[`b ${name}`] = { inputBytes: input, medianMs: took, zipBytes: runs[0]!.zip.size };
     }
   }
+  writeResults({ bench: 'archive-options', params: { FILES, FILE_BYTES, ROUNDS, TEXT_FILES, TEXT_BYTES, ONLY: ONLY ?? 'all' }, figures });
 } finally {
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill())))));
   await db.$disconnect();

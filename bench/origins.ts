@@ -34,7 +34,7 @@ import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { newZipFile } from '@ap/zip';
 import { freePort } from '../scripts/embedded';
-import { firstLine, ms, peakRssMiB, resetPeakRss, rssFigure, spawnTs, startBenchEnv, startService } from './lib/env';
+import { firstLine, MBps, ms, peakRssMiB, rate, resetPeakRss, rssFigure, spawnTs, startBenchEnv, startService } from './lib/env';
 import { sampleRss, writeChart, writeResults } from './lib/report';
 import type { Series } from './lib/svg';
 
@@ -48,8 +48,6 @@ const CONCURRENCIES = (process.env.CONCURRENCY ?? '8,1').split(',').map(Number);
 const FILE_COUNTS = (process.env.FILE_COUNTS ?? '100,300,1000').split(',').map(Number);
 const FILE_BYTES = Number(process.env.FILE_KIB ?? 64) * KiB;
 const ONLY = process.env.ONLY;
-const rate = (bytes: number, millis: number) => ((bytes / millis) * 1000) / 1e6;
-const MBps = (bytes: number, millis: number) => `${rate(bytes, millis).toFixed(0)} MB/s`;
 
 const originChild = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_LATENCY_MS: process.env.LATENCY_MS ?? '40', ORIGIN_RATE_MBPS: process.env.RATE_MBPS ?? '25' });
 const origin = { url: (await firstLine<{ url: string }>(originChild)).url, child: originChild };

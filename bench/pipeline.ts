@@ -19,7 +19,7 @@ import { writeArchive } from '@ap/archive';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { freePort } from '../scripts/embedded';
-import { cpuSeconds, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, MBps, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
 import { writeResults } from './lib/report';
 
 /** What bench/results/pipeline.json records, figure by figure. */
@@ -34,7 +34,6 @@ const runs = (figure: string) => !ONLY || ONLY.includes(figure);
 const B_ROUNDS = 6;
 const CORE_ROUNDS = 15;
 class Done extends Error {}
-const MBps = (bytes: number, millis: number) => `${((bytes / millis) * 1000 / 1e6).toFixed(0)} MB/s`;
 
 const origin = await startOrigin();
 const bench = await startBenchEnv();

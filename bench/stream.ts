@@ -12,8 +12,7 @@ import http from 'node:http';
 import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { freePort } from '../scripts/embedded';
-import { cpuSeconds, drain, firstLine, ms, pct, peakRssMiB, spawnTs, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, drain, firstLine, MBps, ms, pct, peakRssMiB, spawnTs, startApiAndServices, startBenchEnv, startOrigin } from './lib/env';
 import { writeResults } from './lib/report';
 
 /** What bench/results/stream.json records, figure by figure. */
@@ -31,7 +30,6 @@ const CONCURRENT = Number(process.env.CONCURRENT ?? 50);
 const RSS_FILES = Number(process.env.RSS_FILES ?? 4);
 const ONLY = process.env.ONLY;
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
-const MBps = (bytes: number, millis: number) => `${(((bytes / millis) * 1000) / 1e6).toFixed(0)} MB/s`;
 
 const origin = await startOrigin();
 const bench = await startBenchEnv();
@@ -59,23 +57,14 @@ function readThenCut(url: string, limit: number): Promise<string> {
 const originBytes = async () => ((await (await fetch(`${origin.url}/stats`)).json()) as { bytes: number }).bytes;
 
 try {
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
   // The concurrent downloads are one user's: the per-user cap (STREAM_DOWNLOADS_PER_USER) sits above them.
-  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, STREAM_DOWNLOADS_PER_USER: String(CONCURRENT + 16) };
-  // PROFILE=<dir>: the API writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
-  const api = await startService('api', serviceEnv, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
-  const preparer = await startService('preparer', serviceEnv);
+  const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer'], { STREAM_DOWNLOADS_PER_USER: String(CONCURRENT + 16) });
   const proxy = spawnTs('bench/lib/proxy-server.ts', [], { ...process.env, ORIGIN_URL: origin.url });
   const fetchProxy = spawnTs('bench/lib/fetch-proxy-server.ts', [], { ...process.env, ORIGIN_URL: origin.url });
-  children.push(api, preparer, proxy, fetchProxy);
+  children.push(...services, proxy, fetchProxy);
   const proxyUrl = (await firstLine<{ url: string }>(proxy)).url;
   const fetchProxyUrl = (await firstLine<{ url: string }>(fetchProxy)).url;
   const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}@example.test`, plan: 'scale', overage: true });
-  for (let i = 0; i < 100; i++) {
-    if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
   const startRss = peakRssMiB(api.pid!);
   const streamZip = async (files: string[]) => {
     const res = await fetch(`${apiUrl}/jobs`, {

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { dropDatabase, ensureDatabase, migrate } from '@ap/db';
-import { EMBEDDED_S3_CREDENTIALS } from '../../scripts/embedded';
+import { EMBEDDED_S3_CREDENTIALS, freePort } from '../../scripts/embedded';
 import { buildServices, SERVICE_ENV, serviceArgs, spawnService, type ServiceName } from '../../scripts/services';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -173,7 +173,28 @@ export function minorFaults(pid: number): number {
 const procStat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
 
 export const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+/** Bytes over milliseconds, in MB/s (decimal, as the benches print sizes). */
+export const rate = (bytes: number, millis: number) => ((bytes / millis) * 1000) / 1e6;
+export const MBps = (bytes: number, millis: number) => `${rate(bytes, millis).toFixed(0)} MB/s`;
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/**
+ * The API on a free port and the other services named, on the bench's surroundings; resolves
+ * once the API answers /healthz. PROFILE=<dir>: the API writes a V8 CPU profile there when it
+ * stops (open it in Chrome DevTools).
+ */
+export async function startApiAndServices(bench: BenchEnv, others: Exclude<ServiceName, 'api'>[], extraEnv: Record<string, string> = {}): Promise<{ apiUrl: string; api: ChildProcess; children: ChildProcess[] }> {
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const env = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, ...extraEnv };
+  const api = await startService('api', env, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
+  const children = [api, ...(await Promise.all(others.map((name) => startService(name, env))))];
+  for (let i = 0; i < 100; i++) {
+    if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { apiUrl, api, children };
+}
 
 /** Reads a URL to the end into nothing; resolves with the byte count. */
 export function drain(url: string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: number }> {
