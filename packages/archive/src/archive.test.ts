@@ -14,6 +14,7 @@ import { UrlFailure, writeArchive } from './archive';
 let server: http.Server;
 let base = '';
 let nextClosedAt: number | null = null;
+let aheadSentAt: number | null = null;
 const requested = new Map<string, number>();
 
 beforeAll(async () => {
@@ -36,6 +37,7 @@ beforeAll(async () => {
     }
     res.writeHead(200, { 'content-length': String(32 << 20) });
     if (req.url === '/next') res.once('close', () => (nextClosedAt = Date.now()));
+    if (req.url === '/ahead') res.once('finish', () => (aheadSentAt = Date.now()));
     const chunk = Buffer.alloc(64 * 1024);
     let left = 32 << 20;
     const pump = () => {
@@ -83,6 +85,35 @@ it('frees the request it opened ahead when the bin fails before reaching it', as
   for (let i = 0; i < 100 && nextClosedAt === null; i++) await new Promise((r) => setTimeout(r, 20));
   expect(nextClosedAt).not.toBeNull();
   expect(nextClosedAt! - failedAt).toBeLessThan(2000);
+  fetcher.close();
+});
+
+it('ends at once when the bin is aborted while its body has no request open (all of it read ahead)', async () => {
+  // The upload failed (S3 gone): nothing reads the archive, and the body, read ahead whole, has
+  // no request left to carry the abort. The body itself must end, or the bin waits for ever.
+  const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 60_000, retries: 0, userAgent: 'ap-packer-test' });
+  const zip = newZipFile();
+  const abort = new AbortController();
+  aheadSentAt = null;
+  const packing = writeArchive(zip, [{ position: 0, url: `${base}/ahead`, filename: null, size: null, entryName: null }], {
+    fetcher,
+    mtime: new Date(),
+    failOnUrlError: true,
+    archiveLimit: Infinity,
+    signal: abort.signal,
+    onBrokenBody: async () => undefined,
+    fetchAhead: { concurrency: 1, budgetBytes: 64 << 20 },
+  });
+  const outcome = packing.then(
+    () => 'completed',
+    (err: Error) => err,
+  );
+  for (let i = 0; i < 250 && aheadSentAt === null; i++) await new Promise((r) => setTimeout(r, 20));
+  expect(aheadSentAt).not.toBeNull();
+  await new Promise((r) => setTimeout(r, 300)); // the last bytes reach the body: its request ends
+  abort.abort(new Error('the upload failed'));
+  const ended = await Promise.race([outcome, new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
+  expect(ended).toBeInstanceOf(Error);
   fetcher.close();
 });
 

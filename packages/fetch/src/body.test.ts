@@ -143,6 +143,53 @@ describe('a body cut midway', () => {
   });
 });
 
+describe('a body whose signal aborts', () => {
+  const body = bytes(400_000, 13);
+  /** Resolves with the error the stream ends with, or null if it has none within `ms`. */
+  const errorWithin = (stream: BodyStream, ms: number) =>
+    new Promise<Error | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), ms);
+      stream.once('error', (err) => {
+        clearTimeout(timer);
+        resolve(err);
+      });
+    });
+
+  // A body with nothing in flight (all of it read ahead, or its connection let go while held)
+  // has no request to carry the abort: unless the body itself listens, whoever waits on it
+  // (a packer whose upload failed) waits for ever.
+  it('errors at once when all of it is buffered and no request is open', async () => {
+    const o = await misbehavingOrigin(body, { etag: '"v1"' });
+    const abort = new AbortController();
+    const stream = (await fetcher({ idleTimeoutMs: 30_000 }).openBody(`${o.base}/f`, { signal: abort.signal })).stream as BodyStream;
+    stream.readAhead = body.length;
+    stream.pause();
+    for (let waited = 0; !stream.fetched && waited < 5000; waited += 5) {
+      stream.read(stream.readableLength + 1);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(stream.fetched).toBe(true);
+    abort.abort(new Error('the upload failed'));
+    const err = await errorWithin(stream, 1000);
+    expect(err).toBeInstanceOf(FetchError);
+    expect((err as FetchError).kind).toBe('aborted');
+  });
+
+  it('errors at once when its held connection was let go (parked)', async () => {
+    const o = await misbehavingOrigin(body, { etag: '"v1"' });
+    const abort = new AbortController();
+    const stream = (await fetcher({ idleTimeoutMs: 200 }).openBody(`${o.base}/f`, { signal: abort.signal })).stream as BodyStream;
+    stream.pause();
+    await new Promise((r) => setTimeout(r, 800));
+    expect(stream.received).toBeLessThan(body.length);
+    expect(stream.requests).toBe(0);
+    abort.abort(new Error('the upload failed'));
+    const err = await errorWithin(stream, 1000);
+    expect((err as FetchError).kind).toBe('aborted');
+    expect(o.requests).toHaveLength(1);
+  });
+});
+
 describe('reading a body read ahead', () => {
   const body = bytes(2_000_000, 11);
 

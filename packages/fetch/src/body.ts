@@ -46,6 +46,7 @@ export class BodyStream extends MeteredReadable {
   private parked = false;
   private holdTimer: NodeJS.Timeout | null = null;
   private readonly opts: BodyStreamOptions;
+  private readonly stopWatchingSignal: () => void = noop;
 
   constructor(source: Readable, opts: BodyStreamOptions) {
     super({ highWaterMark: 64 * 1024 });
@@ -55,6 +56,17 @@ export class BodyStream extends MeteredReadable {
     this.mainStop = this.sourceEnd;
     this.attach(source);
     this.requestsHeld = 1;
+    // The body itself ends on its signal: with all of it read ahead, or its connection let go
+    // while held, no request is open to carry the abort, and its reader would wait for ever.
+    const signal = opts.signal;
+    if (signal) {
+      const cancelled = () => this.destroy(new FetchError('aborted', 'cancelled', { retryable: false }));
+      if (signal.aborted) queueMicrotask(cancelled);
+      else {
+        signal.addEventListener('abort', cancelled, { once: true });
+        this.stopWatchingSignal = () => signal.removeEventListener('abort', cancelled);
+      }
+    }
   }
 
   /** Requests this body holds open now (its main response and its segments not yet fetched). */
@@ -392,6 +404,7 @@ export class BodyStream extends MeteredReadable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.stopWatchingSignal();
     this.dropSource();
     this.dropSegments();
     this.noteRequests();
