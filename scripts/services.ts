@@ -57,7 +57,7 @@ export const BUNDLE_OPTIONS = {
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node24',
   // Dropping comments keeps the source ASCII: V8 holds a bundle with one non-Latin-1
   // character in a comment as a two-byte string, twice the memory.
   minifyWhitespace: true,

@@ -12,7 +12,7 @@ export async function buildCli(): Promise<string> {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node24',
     // Bundled CommonJS modules call require() for Node's built-ins.
     banner: { js: "import { createRequire as __cliCreateRequire } from 'node:module'; const require = __cliCreateRequire(import.meta.url);" },
     logLevel: 'warning',
