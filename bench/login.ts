@@ -8,8 +8,7 @@
 import { createUserWithKey } from '@ap/api';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { freePort } from '../scripts/embedded';
-import { ms, pct, startBenchEnv, startService } from './lib/env';
+import { ms, pct, startApiAndServices, startBenchEnv } from './lib/env';
 import { writeResults } from './lib/report';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -20,14 +19,8 @@ const db = createDb(loadConfig().DATABASE_URL);
 const children: { kill(signal: NodeJS.Signals): boolean }[] = [];
 
 try {
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const api = await startService('api', { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl });
+  const { apiUrl, api } = await startApiAndServices(bench, []);
   children.push(api);
-  for (let i = 0; i < 100; i++) {
-    if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 
   const stamp = Date.now();
   const { apiKey } = await createUserWithKey(db, { email: `bench-lister-${stamp}@example.test`, plan: 'pro', overage: false });

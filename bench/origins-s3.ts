@@ -15,8 +15,8 @@ import { createDb } from '@ap/db';
 import { storageConfig } from '@ap/service-kit';
 import { freeChunk } from '@ap/fetch';
 import { createObjectStore, partSizeFor } from '@ap/storage';
-import { EMBEDDED_S3_CREDENTIALS, freePort } from '../scripts/embedded';
-import { firstLine, ms, spawnTs, startBenchEnv, startService } from './lib/env';
+import { EMBEDDED_S3_CREDENTIALS } from '../scripts/embedded';
+import { firstLine, ms, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
 
 const MiB = 1024 * 1024;
 const OBJECTS = Number(process.env.OBJECTS ?? 200);
@@ -67,13 +67,9 @@ try {
   for (let i = 0; i < OBJECTS; i += 8) {
     await Promise.all(keys.slice(i, i + 8).map((key, j) => customer.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.alloc(OBJECT_BYTES, (i + j) % 251) }))));
   }
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: '8' };
-  const services = await Promise.all((['api', 'preparer', 'packer'] as const).map((name) => startService(name, serviceEnv)));
+  const { apiUrl, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: '8' });
   children.push(...services);
   const { apiKey } = await createUserWithKey(db, { email: `bench-s3-${Date.now()}@example.test`, plan: 'scale', overage: true });
-  for (let i = 0; i < 100 && !(await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
   const post = async (route: string, body: unknown) => {
     const res = await fetch(`${apiUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
     if (res.status !== 201) throw new Error(`POST ${route}: ${res.status} ${await res.text()}`);

@@ -33,8 +33,7 @@ import { writeArchive } from '@ap/archive';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { newZipFile } from '@ap/zip';
-import { freePort } from '../scripts/embedded';
-import { firstLine, MBps, ms, peakRssMiB, rate, resetPeakRss, rssFigure, spawnTs, startBenchEnv, startService } from './lib/env';
+import { firstLine, MBps, ms, peakRssMiB, rate, resetPeakRss, rssFigure, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
 import { sampleRss, writeChart, writeResults } from './lib/report';
 import type { Series } from './lib/svg';
 
@@ -161,19 +160,10 @@ const fileCounts: Array<{ files: number; concurrency: number; writerS: number; c
 try {
   const results: string[] = [];
   for (const concurrency of CONCURRENCIES) {
-    const port = await freePort();
-    const apiUrl = `http://127.0.0.1:${port}`;
-    const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) };
-    const api = await startService('api', serviceEnv);
-    const preparer = await startService('preparer', serviceEnv);
-    const packer = await startService('packer', serviceEnv);
-    const services = [api, preparer, packer];
+    const { apiUrl, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) });
+    const packer = services[2]!;
     children.push(...services);
     const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}-${concurrency}@example.test`, plan: 'scale', overage: true });
-    for (let i = 0; i < 100; i++) {
-      if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
     const post = async (body: Record<string, unknown>) => {
       const res = await fetch(`${apiUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
       if (res.status !== 201) throw new Error(`POST /jobs: ${res.status} ${await res.text()}`);

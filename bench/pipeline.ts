@@ -18,8 +18,7 @@ import { createFetcher } from '@ap/fetch';
 import { writeArchive } from '@ap/archive';
 import { createObjectStore } from '@ap/storage';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
-import { freePort } from '../scripts/embedded';
-import { cpuSeconds, MBps, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startBenchEnv, startOrigin, startService } from './lib/env';
+import { cpuSeconds, MBps, minorFaults, ms, OWN_GLIBC_TUNABLES, pct, peakRssMiB, resetPeakRss, rssFigure, startApiAndServices, startBenchEnv, startOrigin, startService } from './lib/env';
 import { writeResults } from './lib/report';
 
 /** What bench/results/pipeline.json records, figure by figure. */
@@ -124,12 +123,8 @@ try {
   }
 
   // The real services, each its own process, on this run's database, Redis and S3.
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const serviceEnv = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, PACKER_CONCURRENCY: '1' };
-  const api = await startService('api', serviceEnv);
-  const preparer = await startService('preparer', serviceEnv);
-  children.push(api, preparer);
+  const { apiUrl, children: services, env: serviceEnv } = await startApiAndServices(bench, ['preparer'], { PACKER_CONCURRENCY: '1' });
+  children.push(...services);
   const db = createDb(config.DATABASE_URL);
   const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}@example.test`, plan: 'scale', overage: true });
   const post = async (body: unknown) => {
@@ -148,10 +143,6 @@ try {
       await new Promise((r) => setTimeout(r, 250));
     }
   };
-  for (let i = 0; i < 100; i++) {
-    if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 
   const packer = await startService('packer', serviceEnv);
   children.push(packer);

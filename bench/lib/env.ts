@@ -183,7 +183,11 @@ export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
  * once the API answers /healthz. PROFILE=<dir>: the API writes a V8 CPU profile there when it
  * stops (open it in Chrome DevTools).
  */
-export async function startApiAndServices(bench: BenchEnv, others: Exclude<ServiceName, 'api'>[], extraEnv: Record<string, string> = {}): Promise<{ apiUrl: string; api: ChildProcess; children: ChildProcess[] }> {
+export async function startApiAndServices(
+  bench: BenchEnv,
+  others: Exclude<ServiceName, 'api'>[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ apiUrl: string; api: ChildProcess; children: ChildProcess[]; env: NodeJS.ProcessEnv }> {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const env = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, ...extraEnv };
@@ -193,7 +197,7 @@ export async function startApiAndServices(bench: BenchEnv, others: Exclude<Servi
     if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { apiUrl, api, children };
+  return { apiUrl, api, children, env };
 }
 
 /** Reads a URL to the end into nothing; resolves with the byte count. */
