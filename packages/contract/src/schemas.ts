@@ -339,6 +339,9 @@ const apiKeyNameSchema = z.string(typed('a string')).superRefine((value, ctx) =>
   else if (hasControlCharacter(value) || hasLoneSurrogate(value)) ctx.addIssue({ code: 'custom', message: 'must not contain control characters' });
 });
 
+/** At most this many active (not revoked, not expired) API keys per user; one more: 403 PLAN_LIMIT_EXCEEDED. */
+export const MAX_ACTIVE_API_KEYS_PER_USER = 100;
+
 /** `POST /api-keys` body; `now` decides what "in the future" means (tests pass a fixed time). */
 export function apiKeyCreateSchema(now: Date = new Date()) {
   const expiresAt = z.string(typed('an ISO 8601 date and time')).transform((value, ctx) => {
