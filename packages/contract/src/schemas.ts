@@ -119,6 +119,9 @@ export function httpUrlProblem(value: string): string | null {
   const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
   const host = hostPort.startsWith('[') ? hostPort : hostPort.replace(/:[0-9]*$/, '');
   if (host === '') return `${NO_HOST} (the host is missing)`;
+  // Credentials travel in per-file `headers`, which are sealed at rest and never shown; in the
+  // URL they would be stored, listed and echoed with it.
+  if (authority.includes('@')) return 'must not contain a user name or password ("user:pass@"): send credentials in the file\'s headers, like {"Authorization": "Basic ..."}';
   const raw = /[\s"<>\\^`{|}]/u.exec(value);
   if (raw) return `must not contain ${raw[0] === ' ' ? 'a space' : `"${raw[0]}"`}: a URL carries it percent-encoded (${encodeURIComponent(raw[0])})`;
   let url: URL;
