@@ -9,6 +9,8 @@ describe('s3:// URLs', () => {
     expect(s3UrlProblem('s3://acme-reports/')).toMatch(/must name a bucket and a key/);
     expect(s3UrlProblem('s3://Bad_Bucket/k')).toMatch(/is not a valid bucket name/);
     expect(s3UrlProblem('s3://bucket/a\nb')).toMatch(/control characters/);
+    // Credentials in an s3:// URL are refused and never repeated (the source holds them).
+    expect(s3UrlProblem('s3://AKIAX:s3cretpw@bucket/k')).toBe('must not contain a user name or password: name a source, which holds the credentials');
   });
 });
 
@@ -36,5 +38,9 @@ describe('POST /sources body', () => {
     expect(sourceCreateSchema.parse({ ...base, endpoint: 'https://acct.r2.cloudflarestorage.com' })).toMatchObject({ force_path_style: false });
     const bad = sourceCreateSchema.safeParse({ ...base, name: 'no spaces', type: 'gcs', endpoint: 'ftp://x/' });
     expect(formatZodError(bad.error!)).toBe('name: must be 1 to 64 of A-Z, a-z, 0-9, "_" and "-"; type: must be "s3"; endpoint: must be an http or https URL of a host, like https://<account>.r2.cloudflarestorage.com');
+    for (const endpoint of ['https://AKIAX:s3cretpw@acct.r2.cloudflarestorage.com', 'https://s3cretpw@minio.example:9000/']) {
+      const message = formatZodError(sourceCreateSchema.safeParse({ ...base, endpoint }).error!);
+      expect(message).toBe('endpoint: must not contain a user name or password: the source\'s keys are access_key_id and secret_access_key');
+    }
   });
 });

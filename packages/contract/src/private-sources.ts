@@ -69,6 +69,7 @@ export function s3UrlProblem(value: string): string | null {
   if (!value.startsWith('s3://')) return 'must start with "s3://" followed by a bucket and a key, like s3://my-bucket/path/file.pdf';
   const location = parseS3Url(value);
   if (!location) return 'must name a bucket and a key, like s3://my-bucket/path/file.pdf';
+  if (location.bucket.includes('@')) return 'must not contain a user name or password: name a source, which holds the credentials';
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(location.bucket)) return `bucket ${shortName(location.bucket)} is not a valid bucket name (3 to 63 of a-z, 0-9, "." and "-")`;
   if (new TextEncoder().encode(location.key).length > 1024) return 'key must be at most 1024 bytes';
   if (/[\0-\x1f\x7f]/.test(location.key)) return 'key must not contain control characters';
@@ -99,7 +100,11 @@ export const sourceCreateSchema = z.strictObject(
     endpoint: z
       .string(typed('a string'))
       .max(2048, 'must be at most 2048 characters')
-      .refine((v) => /^https?:\/\/[^/?#\s]+\/?$/i.test(v), 'must be an http or https URL of a host, like https://<account>.r2.cloudflarestorage.com')
+      .superRefine((v, ctx) => {
+        const authority = /^https?:\/\/([^/?#\s]+)\/?$/i.exec(v)?.[1];
+        if (authority === undefined) ctx.addIssue({ code: 'custom', message: 'must be an http or https URL of a host, like https://<account>.r2.cloudflarestorage.com' });
+        else if (authority.includes('@')) ctx.addIssue({ code: 'custom', message: "must not contain a user name or password: the source's keys are access_key_id and secret_access_key" });
+      })
       .nullish(),
     force_path_style: z.boolean(typed('true or false')).default(false),
   },

@@ -90,7 +90,7 @@ describe('jobCreateSchema', () => {
   });
 
   it('validates URLs', () => {
-    for (const url of ['https://h', 'http://h:8080/a%20b', 'https://user:pw@h/x', 'http://[::1]/x', `https://h/${'a'.repeat(8_000)}`]) {
+    for (const url of ['https://h', 'http://h:8080/a%20b', 'https://h/x@y', 'http://[::1]/x', `https://h/${'a'.repeat(8_000)}`]) {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: true });
     }
     for (const url of ['ftp://h/x', 'file:///etc/passwd', 'h/x', '', ' https://h/x', 'https://h/x ', 'https://h/\tx', 'https://', 'mailto:a@b.c', 'javascript:alert(1)']) {
@@ -101,7 +101,7 @@ describe('jobCreateSchema', () => {
     for (const url of ['http:///path', 'http:127.0.0.1', 'http:/127.0.0.1/x', 'HTTPS:example.com', 'http:\\\\h\\x', 'http:/\\h/x', 'http://@/x', 'http://u:p@/x', 'http://:80/x', 'http://./x', 'http://../x', 'http://?x', 'http://#x']) {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: false });
     }
-    for (const url of ['HTTP://h/x', 'http://h:/x', 'http://[2001:db8::1]:8080/x', 'http://u@h@i/x', 'http://1.2.3.4']) {
+    for (const url of ['HTTP://h/x', 'http://h:/x', 'http://[2001:db8::1]:8080/x', 'http://h/a@b:c', 'http://1.2.3.4']) {
       expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: true });
     }
     expect(problem(jobCreateSchema, { files: [{ url: 'http:127.0.0.1' }] })).toBe(
@@ -110,6 +110,15 @@ describe('jobCreateSchema', () => {
     expect(problem(jobCreateSchema, { files: [{ url: 'http:///path' }] })).toBe('files[0].url: must be an http or https URL with a host, like https://example.com/file (the host is missing)');
     expect(problem(jobCreateSchema, { files: [{ url: `https://h/${'a'.repeat(8_200)}` }] })).toBe('files[0].url: must be at most 8192 characters');
     expect(problem(jobCreateSchema, { files: [{ url: 5 }, {}] })).toBe('files[0].url: must be a string; files[1].url: is required');
+  });
+
+  it('refuses a URL with credentials in its authority, without repeating them', () => {
+    for (const url of ['https://user:s3cretpw@h/x', 'https://s3cretpw@h/x', 'http://:s3cretpw@h/x', 'HTTPS://u:s3cretpw@h:8443/x?y#z', 'http://u@h@i/x', 'https://@h/x', 'http://u:s3cretpw@h\\x']) {
+      expect({ url, ok: isHttpUrl(url) }).toEqual({ url, ok: false });
+      const message = problem(jobCreateSchema, { files: [{ url }] });
+      expect(message).toMatch(/^files\[0\]\.url: must not contain a user name or password/);
+      expect(message).not.toContain('s3cretpw');
+    }
   });
 
   it('refuses a URL with a character it cannot carry raw, naming the field and the encoding', () => {

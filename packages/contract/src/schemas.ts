@@ -119,6 +119,9 @@ export function httpUrlProblem(value: string): string | null {
   const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
   const host = hostPort.startsWith('[') ? hostPort : hostPort.replace(/:[0-9]*$/, '');
   if (host === '') return `${NO_HOST} (the host is missing)`;
+  // Credentials travel in per-file `headers`, which are sealed at rest and never shown; in the
+  // URL they would be stored, listed and echoed with it.
+  if (authority.includes('@')) return 'must not contain a user name or password ("user:pass@"): send credentials in the file\'s headers, like {"Authorization": "Basic ..."}';
   const raw = /[\s"<>\\^`{|}]/u.exec(value);
   if (raw) return `must not contain ${raw[0] === ' ' ? 'a space' : `"${raw[0]}"`}: a URL carries it percent-encoded (${encodeURIComponent(raw[0])})`;
   let url: URL;
@@ -338,6 +341,9 @@ const apiKeyNameSchema = z.string(typed('a string')).superRefine((value, ctx) =>
   if (chars > API_KEY_NAME_MAX_CHARS) ctx.addIssue({ code: 'custom', message: `must be at most ${API_KEY_NAME_MAX_CHARS} characters (got ${chars})` });
   else if (hasControlCharacter(value) || hasLoneSurrogate(value)) ctx.addIssue({ code: 'custom', message: 'must not contain control characters' });
 });
+
+/** At most this many active (not revoked, not expired) API keys per user; one more: 403 PLAN_LIMIT_EXCEEDED. */
+export const MAX_ACTIVE_API_KEYS_PER_USER = 100;
 
 /** `POST /api-keys` body; `now` decides what "in the future" means (tests pass a fixed time). */
 export function apiKeyCreateSchema(now: Date = new Date()) {

@@ -5,3 +5,4 @@ export * from './job-files';
 export * from './zips';
 export * from './zip-parts';
 export * from './sources';
+export * from './api-keys';

@@ -3288,6 +3288,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description refused: PLAN_LIMIT_EXCEEDED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "PLAN_LIMIT_EXCEEDED";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description error: IDEMPOTENCY_KEY_IN_USE */
             409: {
                 headers: {

@@ -193,8 +193,30 @@ describe('job URLs', () => {
     }
   });
 
+  it('refuses URLs with credentials in them: 400, nothing stored, the credentials never echoed', async () => {
+    const before = await api.ctx.db.job.count({ where: { userId } });
+    for (const url of ['https://user:s3cretpw@example.com/a.pdf', 'http://s3cretpw@example.com/a.pdf']) {
+      for (const mode of ['stored', 'stream']) {
+        const res = await call(api.url, 'POST', '/jobs', { key, body: { files: [{ url: 'https://example.com/ok.pdf' }, { url }], mode } });
+        expect({ url, status: res.status, body: res.body }).toEqual({ url, status: 400, body: envelope('INVALID_REQUEST') });
+        expect(res.body.error.message).toMatch(/^files\[1\]\.url: must not contain a user name or password/);
+        expect(JSON.stringify(res.body)).not.toContain('s3cretpw');
+      }
+    }
+    expect(await api.ctx.db.job.count({ where: { userId } })).toBe(before);
+    const source = await call(api.url, 'POST', '/sources', {
+      key,
+      body: { name: 'creds-in-endpoint', type: 's3', region: 'auto', access_key_id: 'a', secret_access_key: 'b', endpoint: 'https://AKIAX:s3cretpw@minio.example:9000' },
+    });
+    expect(source.status).toBe(400);
+    expect(JSON.stringify(source.body)).not.toContain('s3cretpw');
+    const webhook = await call(api.url, 'POST', '/webhooks', { key, body: { url: 'https://u:s3cretpw@hooks.example/x' } });
+    expect(webhook.status).toBe(400);
+    expect(JSON.stringify(webhook.body)).not.toContain('s3cretpw');
+  });
+
   it('still accepts ordinary URLs', async () => {
-    for (const url of ['http://example.com/a.pdf', 'https://user@example.com:8443/x?y=1#z', 'http://[2001:db8::1]/f', 'http://xn--bcher-kva.example/b']) {
+    for (const url of ['http://example.com/a.pdf', 'https://example.com:8443/x?y=1#z@a', 'http://[2001:db8::1]/f', 'http://xn--bcher-kva.example/b']) {
       const res = await call(api.url, 'POST', '/jobs', { key, body: { files: [{ url }], mode: 'stream' } });
       expect({ url, status: res.status }).toEqual({ url, status: 201 });
     }

@@ -214,6 +214,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
     method: 'post', path: '/api-keys', operationId: 'createApiKey', summary: 'Create an API key (the secret is shown once)', tag: 'API keys', auth: 'key', parsesJson: true,
     body: { schema: apiKeyCreateSchema(new Date(0)), required: false },
     responses: { 201: { description: 'the key, with `key` (shown only here)', schema: createApiKeyResponseSchema } },
+    errors: { 403: ['PLAN_LIMIT_EXCEEDED'] },
   })),
   defineRoute({
     method: 'delete', path: '/api-keys/:id', operationId: 'revokeApiKey', summary: 'Revoke an API key', tag: 'API keys', auth: 'key', parsesJson: true,

@@ -104,6 +104,27 @@ describe('API keys', () => {
     expect((await call(api.url, 'DELETE', `/api-keys/${id}`, { key: apiKey })).status).toBe(404);
   });
 
+  it('caps active keys at 100 per user: creations racing past the cap get 403 PLAN_LIMIT_EXCEEDED, and a revoked or expired key frees a place', async () => {
+    const { apiKey, userId } = await createUser(api.ctx);
+    // createUser made one key; 120 more requests at once race for the 99 places left.
+    const results = await Promise.all(Array.from({ length: 120 }, () => call(api.url, 'POST', '/api-keys', { key: apiKey, body: {} })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(99);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(21);
+    const refused = results.find((r) => r.status === 403)!;
+    expect(refused.body).toEqual({ success: false, error: { code: 'PLAN_LIMIT_EXCEEDED', message: expect.stringContaining('100') } });
+    expect(await api.ctx.db.apiKey.count({ where: { userId, revokedAt: null } })).toBe(100);
+
+    const revoked = results.find((r) => r.status === 201)!.body.api_key.id;
+    expect((await call(api.url, 'DELETE', `/api-keys/${revoked}`, { key: apiKey })).status).toBe(200);
+    expect((await call(api.url, 'POST', '/api-keys', { key: apiKey, body: {} })).status).toBe(201);
+    expect((await call(api.url, 'POST', '/api-keys', { key: apiKey, body: {} })).status).toBe(403);
+    // An expired key is not active either.
+    const other = results.filter((r) => r.status === 201)[1]!.body.api_key.id;
+    await api.ctx.db.apiKey.update({ where: { id: other }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect((await call(api.url, 'POST', '/api-keys', { key: apiKey, body: {} })).status).toBe(201);
+  });
+
   it("isolates users: another user's key reads as NOT_FOUND and is not listed", async () => {
     const alice = await createUser(api.ctx);
     const bob = await createUser(api.ctx);
