@@ -2,6 +2,7 @@
 // than STREAM_DOWNLOADS_PER_USER is 429 RATE_LIMITED with Retry-After before any byte, and other
 // users are not affected.
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startGatedOrigin, type GatedOrigin } from './gated-origin';
 import { call, createUser, waitForJob } from './helpers';
@@ -22,10 +23,10 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function streamZipUrl(): Promise<{ url: string; key: string }> {
-  const { apiKey } = await createUser(stack.ctx, { plan: 'pro' });
-  const res = await call(stack.url, 'POST', '/jobs', { key: apiKey, body: { files: [{ url: `${origin.url}/f.bin` }], mode: 'stream' } });
-  const job = await waitForJob(stack.url, apiKey, res.body.job_id, ['completed'], 30_000);
+async function streamZipUrl(on: Stack = stack): Promise<{ url: string; key: string }> {
+  const { apiKey } = await createUser(on.ctx, { plan: 'pro' });
+  const res = await call(on.url, 'POST', '/jobs', { key: apiKey, body: { files: [{ url: `${origin.url}/f.bin` }], mode: 'stream' } });
+  const job = await waitForJob(on.url, apiKey, res.body.job_id, ['completed'], 30_000);
   return { url: job.zips[0].download_url, key: apiKey };
 }
 
@@ -71,6 +72,41 @@ describe('stream downloads per user', () => {
       running.push(again);
     } finally {
       for (const d of running) d.abort();
+    }
+  }, 60_000);
+});
+
+/** Sends a GET of `url` on a raw socket and hangs up `afterMs` later, whatever has come back by then. */
+function abandonedGet(url: string, afterMs: number): Promise<void> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => {
+      socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+      if (afterMs === 0) socket.destroy();
+      else setTimeout(() => socket.destroy(), afterMs);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+}
+
+describe('a client that hangs up before the first byte', () => {
+  it('frees its stream slot: after 60 downloads abandoned within 0-5 ms the owner still downloads', async () => {
+    const small = await startStack({ STREAM_DOWNLOADS_PER_USER: '3' });
+    try {
+      const a = await streamZipUrl(small);
+      await Promise.all(Array.from({ length: 60 }, (_, i) => abandonedGet(a.url, i % 6)));
+      // Releases reach Redis shortly after the hang-ups; a leaked slot stays taken for good.
+      const deadline = Date.now() + 5_000;
+      let next = await startDownload(a.url);
+      while (next.status === 429 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        next = await startDownload(a.url);
+      }
+      next.abort();
+      expect(next.status).toBe(200);
+    } finally {
+      await small.close();
     }
   }, 60_000);
 });

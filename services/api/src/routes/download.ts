@@ -14,7 +14,7 @@ export interface DownloadDeps {
   log: Logger;
   tokenSecret: string;
   /** Serves a stream-mode ZIP; absent until stream mode is enabled. */
-  serveStream?: (req: Request, res: Response, zipId: string) => Promise<void>;
+  serveStream?: (req: Request, res: Response, zipId: string, ended: AbortSignal) => Promise<void>;
   /** Told what each download response delivered once it has ended (download.completed). */
   onDownloadEnd?: (end: DownloadEnd) => void;
   /** Stream downloads in flight per user (STREAM_DOWNLOADS_PER_USER). */
@@ -95,9 +95,24 @@ export function answerRange(
   return { start: 0, end: size - 1, partial: false };
 }
 
+/** Aborted when the response has ended, however (sent, failed or the client gone). */
+export function responseEnded(res: Response): AbortSignal {
+  const ended = new AbortController();
+  res.once('close', () => ended.abort(new Error('client went away')));
+  return ended.signal;
+}
+
+/** Runs `fn` once `signal` aborts, at once when it already has. */
+export function whenAborted(signal: AbortSignal, fn: () => void): void {
+  if (signal.aborted) fn();
+  else signal.addEventListener('abort', fn, { once: true });
+}
+
 export function downloadRouter(deps: DownloadDeps): Router {
   const router = Router();
   router.get('/:token', async (req, res) => {
+    // Listened for before any await: a client that hangs up meanwhile still ends what it took.
+    const ended = responseEnded(res);
     const verdict = verifyDownloadToken(req.params.token, deps.tokenSecret, new Date());
     if (!verdict.ok) {
       throw new ApiError(verdict.code, verdict.code === 'EXPIRED_TOKEN' ? 'download link has expired' : 'download link is not valid');
@@ -113,9 +128,10 @@ export function downloadRouter(deps: DownloadDeps): Router {
       if (slot === null && req.method !== 'HEAD' && deps.streamSlots) {
         throw new ApiError('RATE_LIMITED', 'too many stream downloads of this account are running; retry when one has ended').withHeaders({ 'Retry-After': String(STREAM_SLOT_RETRY_AFTER_S) });
       }
-      res.once('close', () => slot?.release());
+      if (slot) whenAborted(ended, () => slot.release());
+      if (ended.aborted) return;
       if (deps.onDownloadEnd) meterDownload(req, res, { zipId: zip.id, jobId: zip.jobId }, deps.onDownloadEnd);
-      await deps.serveStream(req, res, zip.id);
+      await deps.serveStream(req, res, zip.id, ended);
       return;
     }
     if (deps.onDownloadEnd) meterDownload(req, res, { zipId: zip.id, jobId: zip.jobId }, deps.onDownloadEnd);

@@ -13,7 +13,7 @@ import { metrics } from '@ap/service-kit';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
 import { newZipOutput, sliceRange, streamEtag, type ZipEncryption } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
-import { answerRange, contentDisposition } from '../routes/download';
+import { answerRange, contentDisposition, whenAborted } from '../routes/download';
 import { BatchedWriter } from './batched-writer';
 import { createDurableWriter } from './durable-usage';
 
@@ -36,7 +36,8 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     await durable.write(() => deps.db.usageRecord.create({ data }), `stream usage of zip ${ctx.zipId}`);
   };
 
-  return async function serveStream(req: Request, res: Response, zipId: string): Promise<void> {
+  /** `ended`: aborted when the response ends, however; it stops the origin fetches. */
+  return async function serveStream(req: Request, res: Response, zipId: string, ended: AbortSignal): Promise<void> {
     const zip = await binForStream(deps.db, zipId);
     const user = zip.job.user;
     if (!user.overageEnabled && (await streamQuotaExceeded(deps.db, user))) {
@@ -48,7 +49,7 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     if (zip.size === null || rows.some((r) => r.size === null)) {
       // No length, so no ranges: a chunked 200.
       res.set({ 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition(zip.filename), 'Cache-Control': 'private, no-transform' });
-      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx, PLANS[user.plan].streamArchiveBytes, encryption);
+      await serveUnknownSize(req, res, rows, zip.job.createdAt, ctx, PLANS[user.plan].streamArchiveBytes, encryption, ended);
       return;
     }
 
@@ -64,10 +65,11 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       res.end();
       return;
     }
+    if (ended.aborted) return;
 
     // The client going away aborts every origin request at once.
     const abort = new AbortController();
-    res.once('close', () => abort.abort(new Error('client went away')));
+    whenAborted(ended, () => abort.abort(ended.reason));
     const reader = new LayoutReader(deps.fetcher, opts, crcStore, zip.jobId, layout, inputs, crcs, abort.signal, macs);
     const slices = sliceRange(layout, start, end);
     try {
@@ -80,19 +82,17 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
       throw upstreamError(err);
     }
     let sent = 0;
-    let closed = false;
-    res.once('close', () => (closed = true));
     // Written straight to the response in batches: no stream between the reader and the
     // socket (bench:stream (a), docs/decisions.md "Fetching ahead").
     const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
     try {
       for await (const chunk of reader.bytes(slices)) {
-        if (closed || res.destroyed) break;
+        if (ended.aborted || res.destroyed) break;
         sent += chunk.length;
         await out.write(chunk);
       }
       out.flush();
-      if (!closed) res.end();
+      if (!ended.aborted) res.end();
     } catch (err) {
       out.flush();
       // The client sees a truncated transfer.
@@ -113,12 +113,13 @@ export function createStreamServer(deps: StreamDeps, options: Partial<LayoutRead
     /** The plan's per-archive limit: a body of unknown length ends the download there. */
     archiveLimit: number,
     encryption: ZipEncryption | null,
+    ended: AbortSignal,
   ): Promise<void> {
     // No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive.
     res.status(200);
     if (req.method === 'HEAD') return void res.end();
     const abort = new AbortController();
-    res.once('close', () => abort.abort(new Error('client went away')));
+    whenAborted(ended, () => abort.abort(ended.reason));
     const zipfile = newZipOutput(encryption);
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => {
