@@ -15,8 +15,8 @@
  *
  * Ranged mode (ranged-mode.ts decides when): connections go first to the current or next body,
  * if it is large and its origin serves ranges: its bytes not yet asked for are fetched as
- * slice-sized segments on connections of their own (BodyStream.addSegment), each reserved from
- * the budget until handed on; bodies opened further ahead fill their reservations, or let their
+ * ranges of a few MiB on connections of their own (BodyStream.addSegment), each reserved from
+ * the budget until handed on, so connections, not the budget, bound what is in flight; bodies opened further ahead fill their reservations, or let their
  * connection go (and the budget they have not filled) for it, to be resumed by range when read.
  *
  * The scheduler does not fetch by itself: each item says how its body is opened (the fetcher's
@@ -86,7 +86,7 @@ export class FetchAhead<T> {
     this.slice = Math.max(1, Math.floor(this.budgetBytes / this.concurrency));
     this.shared = options.shared ?? null;
     this.mode = new RangedMode(this.slice, {
-      consumed: () => this.consumed(),
+      arrived: () => this.consumed() + this.bufferedBytes(),
       offerSegments: () => this.offerSegments(),
       raiseProbeLeads: (n) => {
         const ahead = [...this.partialAhead()].slice(0, n);
@@ -195,13 +195,15 @@ export class FetchAhead<T> {
 
   /**
    * Bandwidth-bound: the first live body (the one being read, else the next) and then the one
-   * after it get segments of their bytes not yet asked for, one slice each, while connections
-   * and budget allow; the first may take them from bodies further ahead.
+   * after it get ranges of their bytes not yet asked for (a few MiB each: ranged-mode.ts
+   * `rangeBytes`), while connections and budget allow; the first may take them from bodies
+   * further ahead. So the connections stay busy whatever the budget holds of a large body.
    */
   private offerSegments(): void {
     if (!this.mode.segmentsWanted || this.closed) return;
+    const range = this.mode.rangeBytes;
     let considered = 0;
-    const full = () => this.busy >= this.concurrency || this.reserved + this.slice > this.budgetBytes || !this.sharedFits(this.slice);
+    const full = () => this.busy >= this.concurrency || this.reserved + range > this.budgetBytes || !this.sharedFits(range);
     for (const [index, slot] of this.held) {
       if (considered >= 2) return;
       if (slot.released) continue;
@@ -211,12 +213,12 @@ export class FetchAhead<T> {
         return;
       }
       considered++;
-      // Worth it while a slice or more is not asked for; the first cut needs two (one stays with the main response).
-      while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * this.slice)) {
+      // Worth it while a range or more is not asked for; the first cut needs two (one stays with the main response).
+      while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * range)) {
         if (full() && !(considered === 1 && this.reclaimFor(index))) return;
         if (full()) continue;
         if (!this.mode.maySegment()) return;
-        const bytes = body.addSegment(this.slice);
+        const bytes = body.addSegment(range);
         if (bytes === 0) break;
         this.mode.segmentAdded();
         slot.segmentsReserved += bytes;

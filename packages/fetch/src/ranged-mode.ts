@@ -1,23 +1,32 @@
 /**
  * When an archive's large bodies are fetched as several ranges at once (ahead.ts). When the
  * consumer has waited on the body it reads (its bytes arrive slower than it reads them), more
- * connections may bring them faster (a distant or capped origin), or not (a busy machine, a
- * saturated link). A probe tells which: the consumer's pace is measured for a moment, then
- * again with two more connections (two segments of the body, or two bodies ahead filling their
- * reservations); only if it reads half as fast again with them is ranged mode kept on, else the
- * next probe waits (5 s, doubling). Measured at the consumer, not at the sockets (new
- * connections filling their buffers always look fast), and after the wait that started it (a
- * pace measured over the very wait that was noticed would be the low of a passing dip). A body
- * read as fast as it arrives (its read-ahead fills) turns ranged mode off.
+ * connections may bring them faster (a distant origin, or one capping each connection), or not
+ * (a busy machine, a saturated link). A probe tells which: the rate at which the archive's bytes
+ * arrive from its origins is measured for a moment, then again with two more connections (two
+ * segments of the body, or two bodies ahead filling their reservations); only if bytes arrive
+ * half as fast again with them is ranged mode kept on, else the next probe waits (5 s,
+ * doubling). Measured where the bytes arrive, not at the consumer: the probe's segments hold
+ * bytes the consumer reaches only once the main response has brought its slice, seconds later
+ * from a capped origin (docs/decisions.md#fetching-ahead). A body read as fast as it arrives (its
+ * read-ahead fills) turns ranged mode off.
  */
+
+/**
+ * Ranges of a body fetched on connections of their own last about this long each at the rate
+ * one connection brought before the probe: long enough that a request's round trip is little
+ * of it, short enough that the connections are still all busy near the end of a body.
+ */
+const RANGE_MS = 1000;
+const MIN_RANGE_BYTES = 1024 * 1024;
 
 /** Connections a probe adds. */
 export const PROBE_WIDTH = 2;
 /** How much faster bytes must arrive during a probe than before it for ranged mode to stay on. */
 const PROBE_GAIN = 1.5;
 /**
- * The consumer's pace is measured until it has read a slice (half a second at most), then with
- * the probe's connections until it has read a slice per connection (a second at most).
+ * The arrival rate is measured until a slice has arrived (half a second at most), then with the
+ * probe's connections until a slice per connection has arrived (a second at most).
  */
 const PROBE_MIN_MS = 100;
 const BASELINE_MAX_MS = 500;
@@ -29,8 +38,8 @@ const PROBE_RETRY_MAX_MS = 60_000;
 
 /** What the scheduler does for ranged mode. */
 export interface RangedModeHost {
-  /** Bytes the consumer has read so far. */
-  consumed(): number;
+  /** Bytes of the archive's bodies that have arrived from their origins so far. */
+  arrived(): number;
   /** Opens segments while ranged mode allows (`segmentsWanted`, `maySegment`). */
   offerSegments(): void;
   /** Lets up to `n` bodies ahead, read in part, fill their reservations; how many it did. */
@@ -45,8 +54,8 @@ export type RangedState = 'off' | 'measuring' | 'probing' | 'on';
 interface Probe {
   /** When this stage began (the measure before, or the probe), and the bytes read by then. */
   since: number;
-  consumed: number;
-  /** Bytes per ms the consumer read before the probe's connections (0: being measured). */
+  arrived: number;
+  /** Bytes per ms that arrived before the probe's connections (0: being measured). */
   before: number;
   segments: number;
   timer: NodeJS.Timeout;
@@ -55,6 +64,8 @@ interface Probe {
 export class RangedMode {
   /** 'on': the consumer waits on the network, and more connections bring bytes faster. */
   state: RangedState = 'off';
+  /** Bytes of each range (a slice until a probe measured the rate of one connection). */
+  rangeBytes: number;
   private probe: Probe | null = null;
   private noProbeUntil = 0;
   private probeRetryMs = PROBE_RETRY_MS;
@@ -62,7 +73,9 @@ export class RangedMode {
   constructor(
     private readonly slice: number,
     private readonly host: RangedModeHost,
-  ) {}
+  ) {
+    this.rangeBytes = slice;
+  }
 
   /** Segments are opened now (a probe's, or ranged mode's). */
   get segmentsWanted(): boolean {
@@ -92,12 +105,12 @@ export class RangedMode {
     this.endProbe();
   }
 
-  /** The body being read waits on its origin: measure its pace, then try two more connections (see the top of this file). */
+  /** The body being read waits on its origin: measure the arrival rate, then try two more connections (see the top of this file). */
   private startProbe(): void {
     this.state = 'measuring';
     const timer = setInterval(() => this.checkProbe(), PROBE_TICK_MS);
     timer.unref();
-    this.probe = { since: performance.now(), consumed: this.host.consumed(), before: 0, segments: 0, timer };
+    this.probe = { since: performance.now(), arrived: this.host.arrived(), before: 0, segments: 0, timer };
   }
 
   private checkProbe(): void {
@@ -105,10 +118,11 @@ export class RangedMode {
     if (!probe) return;
     const now = performance.now();
     const elapsed = now - probe.since;
-    const read = this.host.consumed() - probe.consumed;
+    const read = this.host.arrived() - probe.arrived;
     if (this.state === 'measuring') {
       if (elapsed < PROBE_MIN_MS || (read < this.slice && elapsed < BASELINE_MAX_MS)) return;
-      Object.assign(probe, { since: now, consumed: probe.consumed + read, before: read / elapsed });
+      Object.assign(probe, { since: now, arrived: probe.arrived + read, before: read / elapsed });
+      this.rangeBytes = Math.round(Math.min(this.slice, Math.max(MIN_RANGE_BYTES, probe.before * RANGE_MS)));
       this.state = 'probing';
       this.host.offerSegments();
       if (probe.segments === 0) {

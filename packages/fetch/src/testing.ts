@@ -96,3 +96,73 @@ export function fileHandler(body: Buffer, extraHeaders: Record<string, string> =
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 }
+
+export interface CappedOrigin extends TestOrigin {
+  /** Responses being sent now, and the most ever at once. */
+  inFlight: number;
+  maxInFlight: number;
+  /** Most responses ever sent at once while a Retry-After answer was in force. */
+  maxInFlightAfterRefusal: number;
+}
+
+export interface CappedOptions {
+  /** Each response is sent at this rate (a per-connection cap). */
+  bytesPerSecond: number;
+  /** Answers 429 with `Retry-After: 1` while more than this many responses are in flight. */
+  refuseAbove?: number;
+}
+
+/**
+ * Serves `files[i]` at `/<i>` (Range, a strong ETag), each response at `bytesPerSecond`, as a
+ * CDN or an object store capping each connection does.
+ */
+export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): Promise<CappedOrigin> {
+  const tickMs = 16;
+  const perTick = Math.max(1, Math.round((opts.bytesPerSecond * tickMs) / 1000));
+  let refusedAt = 0;
+  const o = (await startOrigin((req, res, origin) => {
+    const state = origin as CappedOrigin;
+    const body = files[Number(req.url!.slice(1))];
+    if (!body) return void res.writeHead(404).end();
+    if (opts.refuseAbove !== undefined && state.inFlight >= opts.refuseAbove) {
+      refusedAt = performance.now();
+      return void res.writeHead(429, { 'retry-after': '1' }).end();
+    }
+    const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', etag: '"capped"' };
+    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    const start = m ? Number(m[1]) : 0;
+    const end = m ? Math.min(Number(m[2]) + 1, body.length) : body.length;
+    if (m) headers['content-range'] = `bytes ${start}-${end - 1}/${body.length}`;
+    headers['content-length'] = end - start;
+    res.writeHead(m ? 206 : 200, headers);
+    if (req.method === 'HEAD') return void res.end();
+    state.inFlight++;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    if (refusedAt > 0 && performance.now() - refusedAt < 1000) state.maxInFlightAfterRefusal = Math.max(state.maxInFlightAfterRefusal, state.inFlight);
+    let done = false;
+    const finish = () => {
+      if (!done) state.inFlight--;
+      done = true;
+    };
+    res.once('close', finish);
+    // At most a tick's bytes per tick: a late timer or a client holding the response back earns no credit.
+    let at = start;
+    const send = () => {
+      if (res.destroyed) return;
+      const next = Math.min(end, at + perTick);
+      const more = res.write(body.subarray(at, next));
+      at = next;
+      if (at >= end) {
+        finish();
+        return void res.end();
+      }
+      if (more) setTimeout(send, tickMs);
+      else res.once('drain', () => setTimeout(send, tickMs));
+    };
+    send();
+  })) as CappedOrigin;
+  o.inFlight = 0;
+  o.maxInFlight = 0;
+  o.maxInFlightAfterRefusal = 0;
+  return o;
+}
