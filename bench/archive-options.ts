@@ -6,7 +6,7 @@
 //       with the ZIP's size against the input
 //   pnpm bench:archive   (FILES=8 FILE_MIB=32 ROUNDS=9 TEXT_FILES=8 TEXT_MIB=16; ONLY=a|b; PROFILE=<dir>)
 import type { ChildProcess } from 'node:child_process';
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { drain, MBps, ms, pct, startApiAndServices, startBenchEnv, startOrigin } from './lib/env';

@@ -5,7 +5,7 @@
 // The API runs as deployed (its bundle, in its own process), with the default login throttle:
 // each round's logins come from their own client address (X-Forwarded-For from loopback is
 // trusted, as from a proxy) and use 20 distinct accounts, so none of them is throttled.
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { ms, pct, startApiAndServices, startBenchEnv } from './lib/env';

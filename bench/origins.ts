@@ -25,7 +25,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { createFetcher, freeChunk, type FetchAhead } from '@ap/fetch';

@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { method as crc32Method } from '@ap/crc32';
 import { newZipFile } from '@ap/zip';
 import { loadConfig } from '@ap/config';
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { createDb, jobBins } from '@ap/db';
 import { createFetcher } from '@ap/fetch';
 import { writeArchive } from '@ap/archive';

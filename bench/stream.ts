@@ -9,7 +9,7 @@
 //   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { cpuSeconds, drain, firstLine, MBps, ms, pct, peakRssMiB, spawnTs, startApiAndServices, startBenchEnv, startOrigin } from './lib/env';

@@ -12,9 +12,7 @@ const A_JOBS = 40;
 
 const bench = await startBenchEnv({ ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'silent' });
 const { createUser, call, waitForJob } = await import('../test/helpers');
-const { startStack } = await import('../test/stack');
-const { createPackerProcessor } = await import('@ap/packer');
-const { createWorker } = await import('@ap/queue');
+const { startPackerWorker, startStack } = await import('../test/stack');
 const { metrics } = await import('@ap/service-kit');
 
 /** Bins packed so far in this process and the seconds they took (archive_bin_duration_seconds). */
@@ -65,11 +63,7 @@ try {
   for (const slots of [1, 2, 4]) {
     const stack = await startStack({}, { workers: false });
     const { ctx } = stack;
-    const worker = createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, {
-      concurrency: slots,
-      lockDuration: ctx.config.WORKER_LOCK_MS,
-      log: ctx.log,
-    });
+    const worker = startPackerWorker(ctx, slots);
     try {
       const a = await createUser(ctx, { plan: 'scale' });
       const b = await createUser(ctx, { plan: 'free' });

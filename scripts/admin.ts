@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createDb, ensureDatabase, migrate } from '@ap/db';
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { DEFAULT_DATABASE_URL, readRuntimeInfo } from './dev-env';
 import { rotateSecretsCommand } from './admin-secrets';
 

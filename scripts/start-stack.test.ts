@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createUserWithKey } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
 import { createDb, dropDatabase, ensureDatabase, migrate, type Db } from '@ap/db';
 import { startGatedOrigin, type GatedOrigin } from '../test/gated-origin';
 import { call, download, waitForJob } from '../test/helpers';

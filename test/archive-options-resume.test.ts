@@ -2,9 +2,9 @@
 // another packer (a deflate bin from its start, an AES bin from its last stored part, built from
 // the layout) and the ZIP is the same bytes an uninterrupted run writes.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { layoutOfFiles, JOB_ARCHIVE_OPTIONS_SELECT, zipEncryptionOf } from '@ap/jobs';
+import { JOB_ARCHIVE_OPTIONS_SELECT, zipEncryptionOf } from '@ap/jobs';
 import { prepareJob } from '@ap/preparer';
-import { buildRange, newZipFile, planRange, YAZL_ENTRY_OPTIONS } from '@ap/zip';
+import { buildRange, layoutOfFiles, newZipFile, planRange, YAZL_ENTRY_OPTIONS } from '@ap/zip';
 import { Readable } from 'node:stream';
 import { spawnService } from '../scripts/services';
 import { call, createUser, download, until, waitForJob } from './helpers';

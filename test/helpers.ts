@@ -2,7 +2,8 @@
 import type { AddressInfo } from 'node:net';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
-import { applyServerSettings, createApp, createUserWithKey, type AppOptions } from '@ap/api';
+import { createUserWithKey } from '@ap/accounts';
+import { applyServerSettings, createApp, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/service-kit';

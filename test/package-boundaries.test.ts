@@ -1,6 +1,8 @@
 // The package-boundary lint (.dependency-cruiser.cjs, `pnpm lint:deps`): it fails a tree where a
-// service imports another service or a package imports a service, by relative path or by
-// workspace package name, and it passes this repository.
+// service imports another service, a package imports a service, a package imports one of a
+// layer above its own, a client package imports a server one, code imports test/, or a script
+// or bench imports a service (by relative path or by workspace package name), and it passes
+// this repository.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -21,9 +23,16 @@ interface CruiseResult {
   dependenciesOf: (source: string) => string[];
 }
 
-function depcruise(cwd: string, extra: string[]): Promise<{ exitCode: number; stdout: string }> {
+/** The folders `pnpm lint:deps` cruises, from its script. */
+async function linted(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return manifest.scripts['lint:deps']!.split(' ').slice(3);
+}
+
+async function depcruise(cwd: string, extra: string[]): Promise<{ exitCode: number; stdout: string }> {
+  const folders = await linted();
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [DEPCRUISE, '--config', CONFIG, ...extra, 'services', 'packages'], { cwd, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [DEPCRUISE, '--config', CONFIG, ...extra, ...folders], { cwd, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const exitCode = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       if (exitCode < 0 || !stdout) return reject(new Error(`depcruise did not run: ${err?.message} ${stderr}`));
       resolve({ exitCode, stdout });
@@ -69,19 +78,46 @@ describe('a tree that breaks the boundaries', () => {
     await file('services/api/src/fine.ts', "import { util } from '../../../packages/util/src/index';\nexport const c = util;\n");
     await mkdir(path.join(dir, 'services/api/node_modules/@fx'), { recursive: true });
     await symlink(path.join(dir, 'services/worker'), path.join(dir, 'services/api/node_modules/@fx/worker'), 'dir');
+    // One import up from each layer but the top (whose way up is a service), the archive
+    // engine's by workspace name as its real imports are; and imports that are allowed.
+    const layered = ['contract', 'fetch', 'db', 'archive', 'jobs', 'service-kit', 'zip', 'cli', 'storage', 'dashboard'];
+    for (const name of layered) await file(`packages/${name}/package.json`, JSON.stringify({ name: `@fx/${name}`, type: 'module', exports: { '.': './src/index.ts' } }));
+    await file('packages/zip/src/index.ts', 'export const zip = 1;\n');
+    await file('packages/fetch/src/index.ts', "import { zip } from '../../zip/src/index';\nexport const fetch = zip;\n");
+    await file('packages/contract/src/index.ts', "import { fetch } from '../../fetch/src/index';\nexport const contract = fetch;\n");
+    await file('packages/db/src/index.ts', "import { archive } from '../../archive/src/index';\nexport const db = archive;\n");
+    await file('packages/archive/src/index.ts', "import { jobs } from '@fx/jobs';\nexport const archive = jobs;\n");
+    await mkdir(path.join(dir, 'packages/archive/node_modules/@fx'), { recursive: true });
+    await symlink(path.join(dir, 'packages/jobs'), path.join(dir, 'packages/archive/node_modules/@fx/jobs'), 'dir');
+    await file('packages/jobs/src/index.ts', "import { kit } from '../../service-kit/src/index';\nimport { zip } from '../../zip/src/index';\nexport const jobs = kit + zip;\n");
+    await file('packages/service-kit/src/index.ts', "import { helper } from '../../../test/helpers';\nexport const kit = helper;\n");
+    await file('packages/cli/src/index.ts', "import { db } from '../../db/src/index';\nexport const cli = db;\n");
+    await file('packages/storage/src/store.test.ts', "import { kit } from '../../service-kit/src/index';\nexport const t = kit;\n");
+    await file('packages/dashboard/src/page.test.ts', "import { helper } from '../../../test/helpers';\nexport const t = helper;\n");
+    await file('test/helpers.ts', 'export const helper = 1;\n');
+    await file('scripts/admin.ts', "import { work } from '../services/worker/src/work';\nconsole.log(work);\n");
+    await file('bench/run.ts', "import { shared } from '../packages/shared/src/index';\nconsole.log(shared);\n");
   });
 
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('fails, naming exactly the service-to-service and package-to-service imports', async () => {
+  it('fails, naming exactly the imports across a boundary', async () => {
     const result = await cruise(dir);
     expect(result.exitCode).not.toBe(0);
     expect(result.output).toContain('error service-imports-service: services/api/src/by-name.ts → services/worker/src/work.ts');
     expect(result.output).toContain('error package-imports-service: packages/leaky/src/index.ts → services/worker/src/work.ts');
-    expect(result.violations.sort((a, b) => a.from.localeCompare(b.from))).toEqual([
+    expect(result.output).toContain('error archive-imports-upward: packages/archive/src/index.ts → packages/jobs/src/index.ts');
+    expect(result.violations.sort((a, b) => a.from.localeCompare(b.from) || a.rule.localeCompare(b.rule))).toEqual([
+      { from: 'packages/archive/src/index.ts', to: 'packages/jobs/src/index.ts', rule: 'archive-imports-upward' },
+      { from: 'packages/cli/src/index.ts', to: 'packages/db/src/index.ts', rule: 'client-imports-server' },
+      { from: 'packages/contract/src/index.ts', to: 'packages/fetch/src/index.ts', rule: 'base-imports-upward' },
+      { from: 'packages/db/src/index.ts', to: 'packages/archive/src/index.ts', rule: 'io-imports-upward' },
+      { from: 'packages/jobs/src/index.ts', to: 'packages/service-kit/src/index.ts', rule: 'lifecycle-imports-upward' },
       { from: 'packages/leaky/src/index.ts', to: 'services/worker/src/work.ts', rule: 'package-imports-service' },
+      { from: 'packages/service-kit/src/index.ts', to: 'test/helpers.ts', rule: 'code-imports-tests' },
+      { from: 'scripts/admin.ts', to: 'services/worker/src/work.ts', rule: 'tool-imports-service' },
       { from: 'services/api/src/by-name.ts', to: 'services/worker/src/work.ts', rule: 'service-imports-service' },
       { from: 'services/api/src/by-path.ts', to: 'services/worker/src/work.ts', rule: 'service-imports-service' },
     ]);

@@ -21,6 +21,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/** A packer worker on the stack's queues, packing up to `slots` bins at once. */
+export function startPackerWorker(ctx: Stack['ctx'], slots: number): Worker {
+  return createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: slots, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log });
+}
+
 export async function startStack(
   overrides: Partial<Record<keyof Config, string>> = {},
   options: { workers?: boolean; /** The webhook delivery worker (hosted by the preparer); default: with the workers. */ webhooks?: boolean; app?: AppOptions } = {},
@@ -44,7 +49,7 @@ export async function startStack(
   const workers: Worker[] = [];
   if (options.workers !== false) {
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
-    workers.push(createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
+    workers.push(startPackerWorker(ctx, 2));
   }
   const closers: (() => void)[] = [];
   if (options.webhooks ?? options.workers !== false) {

@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { createEntryNameDeduper } from '@ap/contract';
+import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
-import { entryNameOf } from '@ap/jobs';
 import { YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";

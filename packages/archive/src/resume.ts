@@ -11,13 +11,12 @@
 // - A single-ZIP bin learns each entry's name and size from its response ("as-written"): each
 //   entry is recorded as it starts, and a resume probes the files not reached yet (as the
 //   preparer does) to lay out the rest.
-import { createEntryNameDeduper } from '@ap/contract';
+import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
 import { binUploadParts, forgetBinUpload, markBinUploadNotResumable, recordBinPart, recordBinUpload, recordEntries, type BinFileRow, type Db } from '@ap/db';
-import { findFetchError, type Fetcher, type FileAccess } from '@ap/fetch';
-import { entryNameOf, layoutOfFiles, mapLimit } from '@ap/jobs';
+import { findFetchError, mapLimit, type Fetcher, type FileAccess } from '@ap/fetch';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
-import { sliceRange, streamEtag, ZipSizer, type ZipEncryption, type ZipLayout } from '@ap/zip';
+import { layoutOfFiles, sliceRange, streamEtag, ZipSizer, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import type { BodyObserver } from './archive';
 import { CrcStore } from './crc-store';
 import { LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf } from './layout-reader';

@@ -3,6 +3,7 @@ import {
   createEntryNameDeduper,
   dedupeEntryNames,
   deriveEntryName,
+  entryNameOf,
   lastUrlSegment,
   parseContentDispositionFilename,
   sanitizeDerivedName,
@@ -310,5 +311,14 @@ describe('names that break extraction', () => {
     const name = sanitizeDerivedName(`${'a'.repeat(254)} b`);
     expect(utf8Length(name)).toBeLessThanOrEqual(255);
     expect(name).toMatch(/a$/);
+  });
+});
+
+describe('a bin file\'s entry name', () => {
+  it('is the given name, else the response\'s, else the final URL\'s', () => {
+    expect(entryNameOf({ position: 0, filename: 'x/y.txt' }, { contentDisposition: 'attachment; filename="h.bin"', finalUrl: 'http://o/u.dat' })).toBe('x/y.txt');
+    expect(entryNameOf({ position: 0, filename: null }, { contentDisposition: 'attachment; filename="h.bin"', finalUrl: 'http://o/u.dat' })).toBe('h.bin');
+    expect(entryNameOf({ position: 0, filename: null }, { finalUrl: 'http://o/u.dat' })).toBe('u.dat');
+    expect(entryNameOf({ position: 2, filename: null }, { finalUrl: 'http://o/' })).toBe('file-3');
   });
 });

@@ -145,3 +145,12 @@ export function deriveEntryName(input: DeriveEntryNameInput): string {
   return `file-${input.index}`;
 }
 
+/**
+ * A bin file's entry name (before de-duplication) from what its probe or response said: the
+ * name the client gave, else the response's Content-Disposition, else the final URL, else by
+ * position (0-based here, `file-<position + 1>`).
+ */
+export function entryNameOf(file: { position: number; filename: string | null }, seen: { contentDisposition?: string | null; finalUrl: string }): string {
+  return deriveEntryName({ givenFilename: file.filename, contentDisposition: seen.contentDisposition, finalUrl: seen.finalUrl, index: file.position + 1 });
+}
+

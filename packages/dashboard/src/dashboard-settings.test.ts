@@ -1,5 +1,5 @@
 // The dashboard's webhooks and sources pages in Chromium against the real stack (the harness of
-// dashboard.test.ts, browser-harness.ts): secrets shown once and never again, deliveries, rotate
+// dashboard.test.ts, test/browser-harness.ts): secrets shown once and never again, deliveries, rotate
 // and delete; a source's secret never shown, and s3:// lines in a new job need a source.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { call } from '../../../test/helpers';
 import type { Stack } from '../../../test/stack';
-import { startDashboard, type Dashboard } from './browser-harness';
+import { startDashboard, type Dashboard } from '../../../test/browser-harness';
 
 let h: Dashboard;
 let stack: Stack;

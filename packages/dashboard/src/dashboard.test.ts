@@ -3,7 +3,7 @@
 // local origin. One user walks through every page in order (webhooks and sources: in
 // dashboard-settings.test.ts); the page's requests are recorded to check that each API call
 // carries the session bearer and never an API key, and the browser's console must stay free of
-// errors other than the HTTP errors the test provokes (browser-harness.ts).
+// errors other than the HTTP errors the test provokes (test/browser-harness.ts).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -11,7 +11,7 @@ import { call } from '../../../test/helpers';
 import { bytesOf, sha256, type Origin } from '../../../test/origin';
 import type { Stack } from '../../../test/stack';
 import { readZip } from '../../../test/zip-readers';
-import { CHROMIUM, CHROMIUM_ARGS, expiredSession, PASSWORD, startDashboard, type Dashboard, type InBrowser } from './browser-harness';
+import { CHROMIUM, CHROMIUM_ARGS, expiredSession, PASSWORD, startDashboard, type Dashboard, type InBrowser } from '../../../test/browser-harness';
 
 let h: Dashboard;
 let stack: Stack;

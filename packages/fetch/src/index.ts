@@ -15,3 +15,4 @@ export { checkDestination, type DestinationVerdict } from './destination';
 export { DEFAULT_MIN_RATE, RateWindow, TOO_SLOW, type MinRate } from './limits';
 export type { FileAccess, S3Credentials } from './access';
 export { freeChunk } from './free-chunk';
+export { mapLimit } from './map-limit';

@@ -1,6 +1,6 @@
 export { crc32, crc32Combine } from './crc32';
 export { dosTime, type DosTime } from './format';
-export { deflateBound, planZip, renderSegment, sliceRange, zipSize, ZipSizer, type PlacedEntry, type Segment, type SegmentSlice, type ZipEntryInput, type ZipLayout } from './layout';
+export { deflateBound, layoutOfFiles, planZip, renderSegment, sliceRange, zipSize, ZipSizer, type PlacedEntry, type Segment, type SegmentSlice, type ZipEntryInput, type ZipLayout } from './layout';
 export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
 export { newZipFile, newZipOutput, YAZL_ENTRY_OPTIONS, type ZipOutput } from './yazl-options';
 export { AesZipWriter } from './aes-writer';

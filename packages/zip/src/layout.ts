@@ -150,6 +150,14 @@ export function planZip(entries: readonly { name: string; size: number }[], opti
   return { entries: placed, segments, centralOffset, centralSize, totalSize: cursor + endLength, time: dosTime(options.mtime), encryption };
 }
 
+/** The layout of a bin whose files all have their entry name and size (as its file rows hold them). */
+export function layoutOfFiles(files: readonly { entryName: string | null; size: bigint | number | null }[], mtime: Date, encryption: ZipEncryption | null = null): ZipLayout {
+  return planZip(
+    files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
+    { mtime, encryption },
+  );
+}
+
 /**
  * The bytes of a non-data segment. `crcOf` is asked only for `descriptor` and `central`
  * segments of a plain ZIP, i.e. only for entries whose CRC the segment actually contains;

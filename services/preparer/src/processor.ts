@@ -1,6 +1,7 @@
 import type { Processor } from 'bullmq';
-import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, entryNameOf, fileAccessOf, mapLimit, newZipId, queueBinsOf } from '@ap/jobs';
+import { dedupeEntryNames, entryNameOf, renderZipFilenames } from '@ap/contract';
+import { announceDeliveries, endJob, fileAccessOf, newZipId, queueBinsOf } from '@ap/jobs';
+import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';

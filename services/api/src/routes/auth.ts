@@ -4,7 +4,7 @@ import { parseOrThrow } from '../http/validate';
 import type { Db } from '@ap/db';
 import { signSessionToken } from '../http/auth';
 import type { LoginThrottle } from '../http/login-throttle';
-import { verifyLogin } from '../domain/users';
+import { verifyLogin } from '@ap/accounts';
 
 export function authRouter(db: Db, sessionSecret: string, throttle: LoginThrottle): Router {
   const router = Router();

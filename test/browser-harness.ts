@@ -7,9 +7,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from '@jest/globals';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { createUser } from '../../../test/helpers';
-import { startOrigin, type Origin } from '../../../test/origin';
-import { startStack, type Stack } from '../../../test/stack';
+import { createUser } from './helpers';
+import { startOrigin, type Origin } from './origin';
+import { startStack, type Stack } from './stack';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

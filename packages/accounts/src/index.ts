@@ -1,0 +1,1 @@
+export { createUserWithKey, verifyLogin, type CreateUserInput } from './users';
