@@ -1,13 +1,5 @@
 export { writeArchive, ARCHIVE_TOO_LARGE, BinFailure, UrlFailure, type BodyObserver, type ArchiveFile, type ArchiveOptions, type ArchiveResult } from './archive';
 export { CrcStore } from './crc-store';
 export { LayoutReader, LAYOUT_READER_DEFAULTS, BATCH_BYTES, layoutInputsOf, type LayoutInput, type LayoutReaderOptions, type RecordedInput } from './layout-reader';
-export {
-  dropRecordedUpload,
-  resumeUpload,
-  uploadPlan,
-  UploadRecorder,
-  type BinFile,
-  type ResumeDeps,
-  type ResumedBin,
-  type UploadPlan,
-} from './resume';
+export { bodyBudgetBesideParts, packBinIntoStore, type BinToPack, type PackDeps, type PackedBin, type PackTuning, type ProgressReport } from './pack';
+export { dropRecordedUpload, type BinFile } from './resume';

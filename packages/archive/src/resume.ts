@@ -177,7 +177,13 @@ export interface ResumeDeps {
   store: ObjectStore;
   fetcher: Fetcher;
   log: Logger;
-  config: { PROBE_CONCURRENCY: number; FETCH_CONCURRENCY?: number; FETCH_BUDGET_BYTES?: number };
+}
+
+/** A resume's reach: bodies fetched ahead (within the budget beside the parts), and probes at once. */
+export interface ResumeTuning {
+  fetchConcurrency: number;
+  fetchBudgetBytes: number;
+  probeConcurrency: number;
 }
 
 export interface ResumedBin {
@@ -196,12 +202,13 @@ export async function resumeUpload(
   bin: { zipId: string; jobId: string; key: string; uploadId: string; mtime: Date; archiveLimit: number },
   files: readonly BinFile[],
   plan: UploadPlan,
-  signal: AbortSignal,
+  tuning: ResumeTuning,
+  { signal, progress }: { signal: AbortSignal; progress?: { add(bytes: number): void } },
 ): Promise<ResumedBin | null> {
   const { db, store, log } = deps;
   const rows = await binUploadParts(db, bin.zipId, bin.uploadId);
   if (rows.length === 0) return null;
-  const laid = plan.kind === 'fixed' ? { layout: plan.layout, inputs: files, recordedEnd: plan.layout.totalSize } : await layOutAsWritten(deps, files, bin.mtime, signal, plan.encryption);
+  const laid = plan.kind === 'fixed' ? { layout: plan.layout, inputs: files, recordedEnd: plan.layout.totalSize } : await layOutAsWritten(deps, tuning.probeConcurrency, files, bin.mtime, signal, plan.encryption);
   if (!laid || laid.layout.totalSize > bin.archiveLimit) return null;
   const { layout } = laid;
   const total = layout.totalSize;
@@ -222,14 +229,19 @@ export async function resumeUpload(
   const reader = new LayoutReader(deps.fetcher, {
     ...LAYOUT_READER_DEFAULTS,
     checkpointEvery: plan.partSize,
-    fetchAhead: { concurrency: deps.config.FETCH_CONCURRENCY, budgetBytes: deps.config.FETCH_BUDGET_BYTES },
+    fetchAhead: { concurrency: tuning.fetchConcurrency, budgetBytes: tuning.fetchBudgetBytes },
   }, crcStore, bin.jobId, layout, inputs, crcs, signal, macs);
   const slices = resumeAt < total ? sliceRange(layout, resumeAt, total - 1) : [];
   log.info({ jobId: bin.jobId, zipId: bin.zipId, parts: stored.length, resumeAt }, 'resuming the bin upload');
   // Pulled only once the store has confirmed the upload, where it can.
+  // The stored parts count as written; the rest as it leaves for the upload.
   const body = async function* () {
     await reader.prepare(slices);
-    yield* reader.bytes(slices);
+    progress?.add(resumeAt);
+    for await (const chunk of reader.bytes(slices)) {
+      progress?.add(chunk.length);
+      yield chunk;
+    }
   };
   try {
     const object = await store.resumeUpload(bin.key, {
@@ -262,6 +274,7 @@ export async function resumeUpload(
  */
 async function layOutAsWritten(
   deps: ResumeDeps,
+  probeConcurrency: number,
   files: readonly BinFile[],
   mtime: Date,
   signal: AbortSignal,
@@ -271,7 +284,7 @@ async function layOutAsWritten(
   while (recorded < files.length && files[recorded]!.entryName !== null && files[recorded]!.size !== null) recorded++;
   const names = createEntryNameDeduper();
   for (const f of files.slice(0, recorded)) if (names.take(f.entryName!) !== f.entryName) return null;
-  const probed = await mapLimit(files.slice(recorded), deps.config.PROBE_CONCURRENCY, (f) => deps.fetcher.probe(f.url, { signal, ...(f.access ? { access: f.access } : {}) }));
+  const probed = await mapLimit(files.slice(recorded), probeConcurrency, (f) => deps.fetcher.probe(f.url, { signal, ...(f.access ? { access: f.access } : {}) }));
   const rest: BinFile[] = [];
   for (const [i, p] of probed.entries()) {
     if (!p.ok || p.size === null) return null;

@@ -1,15 +1,11 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
-import type { Readable } from 'node:stream';
-import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
-import { freeChunk } from '@ap/fetch';
 import { BinProgress, binFilesWithAccess, CANCELLED_BY_FAIL_FAST, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
-import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
+import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
-import { partBufferBytes, partSizeFor, type ObjectInfo } from '@ap/storage';
-import { BinFailure, CrcStore, dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, UrlFailure, writeArchive, type ArchiveResult, type BinFile, type UploadPlan } from '@ap/archive';
+import { BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type PackTuning } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 
 /**
@@ -129,7 +125,7 @@ const AGAIN_AFTER_MS = 2_000;
  * pure function of the job, the object key is fixed, and its final record needs the lease.
  */
 export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopping, queues }: PackerOptions = {}): Promise<void> {
-  const { db, store, log } = ctx;
+  const { db, log } = ctx;
   const zip = await binWithJob(db, payload.zipId);
   if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return; // superseded by a retry
   if (zip.status === 'completed' || zip.status === 'failed') return;
@@ -159,25 +155,24 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   if (stopping?.aborted) handBack(); // stopped while the lease was being taken
 
   const key = objectKeyFor(job.id, zip.id);
-  const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
-  const encryption = zipEncryptionOf(job, zip.sequence, ctx.secrets.open);
-  const deflateLevel = deflateLevelOf(job);
-  const plan = uploadPlan(split, files, job.createdAt, partSize, { encryption, deflate: deflateLevel !== null });
-  const fetchBudget = bodyBudgetBesideParts(ctx.config.FETCH_BUDGET_BYTES, partSize);
-
+  // The ZIP's bytes written so far (bytes_done), recorded about once a second.
+  const progress = new BinProgress(db, { zipId: zip.id, attempt: payload.attempt });
   try {
-    let packed: PackedBin | null = null;
-    if (plan && zip.uploadId && zip.uploadLayout === plan.id) {
-      const bin = { zipId: zip.id, jobId: job.id, key, uploadId: zip.uploadId, mtime: job.createdAt, archiveLimit };
-      const resumed = await resumeUpload({ ...ctx, config: { ...ctx.config, FETCH_BUDGET_BYTES: fetchBudget } }, bin, files, plan, abort.signal);
-      if (resumed) packed = { object: resumed.object, urlErrors: [], packaged: resumed.entries };
-    }
-    if (!packed) {
-      // An upload left by a worker that may still be running (a duplicate delivery) is only
-      // forgotten; the bucket's lifecycle rule removes abandoned parts.
-      await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget, encryption, deflateLevel }, abort);
-    }
+    const bin: BinToPack = {
+      zipId: zip.id,
+      jobId: job.id,
+      key,
+      mtime: job.createdAt,
+      failOnUrlError: job.failOnUrlError,
+      split,
+      plannedSize: zip.plannedSize !== null ? Number(zip.plannedSize) : null,
+      archiveLimit,
+      files,
+      encryption: zipEncryptionOf(job, zip.sequence, ctx.secrets.open),
+      deflateLevel: deflateLevelOf(job),
+      recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
+    };
+    const packed = await packBinIntoStore(ctx, bin, packTuning(ctx.config), { signal: abort.signal, progress }).finally(() => progress.stop());
     const { object, packaged, urlErrors } = packed;
 
     const now = new Date();
@@ -205,97 +200,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   }
 }
 
-/**
- * Bytes of bodies a bin may fetch ahead. The fetch budget is the memory of the archive being
- * written (spec "Fetching many files"): the upload's part buffers are in it, the bodies get the
- * rest, but never less than a quarter of it (parts of 52 MiB, for a 500 GB archive, would
- * otherwise leave nothing). With the defaults: 64 MiB - 2 x 8 or 10 MiB parts = 48 or 44 MiB.
- */
-export function bodyBudgetBesideParts(fetchBudget: number, partSize: number): number {
-  return Math.max(fetchBudget - partBufferBytes(partSize), Math.floor(fetchBudget / 4));
-}
-
-interface PackedBin {
-  object: ObjectInfo;
-  packaged: ArchiveResult['packaged'];
-  urlErrors: ArchiveResult['urlErrors'];
-}
-
-/** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
-async function packFromStart(
-  ctx: ServiceContext,
-  bin: {
-    zipId: string;
-    attempt: number;
-    key: string;
-    job: { id: string; createdAt: Date; failOnUrlError: boolean };
-    files: BinFile[];
-    archiveLimit: number;
-    partSize: number;
-    plan: UploadPlan | null;
-    fetchBudget: number;
-    encryption: ZipEncryption | null;
-    deflateLevel: number | null;
-  },
-  abort: AbortController,
-): Promise<PackedBin> {
-  const { db, fetcher, store, log } = ctx;
-  const { job } = bin;
-  // What an earlier attempt recorded for a resume no longer applies. A single-ZIP bin's names
-  // and sizes come from the responses, not from those records.
-  const asWritten = bin.plan?.kind === 'as-written';
-  await resetBinFilesForRepack(db, bin.zipId, asWritten);
-  const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
-  const crcStore = new CrcStore(db, log);
-  const recorder = bin.plan ? new UploadRecorder(db, crcStore, bin.zipId, job.id, files, bin.plan) : undefined;
-  const zipfile = newZipOutput(bin.encryption);
-  // The ZIP's bytes are counted as they leave for the upload (progress, written about once a
-  // second); a listener, not a stream in between, so no chunk waits in another buffer.
-  const progress = new BinProgress(db, { zipId: bin.zipId, attempt: bin.attempt });
-  const output = zipfile.outputStream as unknown as Readable;
-  output.on('data', (chunk: Buffer) => progress.add(chunk.length));
-  const uploaded = store.upload(bin.key, output, {
-    contentType: 'application/zip',
-    partSize: bin.partSize,
-    signal: abort.signal,
-    multipart: recorder,
-    // Nothing uses the archive's chunks once they are in a part: the bodies fetched ahead
-    // leave the packer's memory as they are uploaded, not at V8's next full GC.
-    freeReadChunk: freeChunk,
-  });
-  // An upload that fails stops the fetches at once (instead of waiting on a stalled pipe).
-  uploaded.catch((err: unknown) => abort.abort(err));
-  try {
-    const { packaged, urlErrors } = await writeArchive(zipfile, files, {
-      fetcher,
-      mtime: job.createdAt,
-      failOnUrlError: job.failOnUrlError,
-      archiveLimit: bin.archiveLimit,
-      deflateLevel: bin.deflateLevel,
-      aes: bin.encryption !== null,
-      signal: abort.signal,
-      observer: recorder,
-      fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: bin.fetchBudget },
-      // The entry's bytes are already in the archive: the bin must start over. With
-      // fail_on_url_error false the URL is recorded as failed first, so the next attempt skips it.
-      onBrokenBody: async (file, error) => {
-        await recordFileErrors(db, job.id, [{ position: file.position, error }]);
-      },
-    });
-    zipfile.end();
-    const object = await uploaded;
-    // No record may land after the bin's completion clears them.
-    await recorder?.settled();
-    return { object, packaged, urlErrors };
-  } catch (err) {
-    abort.abort(err);
-    output.destroy();
-    await uploaded.catch(() => undefined);
-    // The upload's id is on the bin's row before the bin is failed (and its upload aborted).
-    await recorder?.settled();
-    throw err;
-  } finally {
-    await progress.stop();
-    await crcStore.flush();
-  }
+/** The packer's settings as the engine reads them. */
+function packTuning(config: ServiceContext['config']): PackTuning {
+  return { fetchConcurrency: config.FETCH_CONCURRENCY, fetchBudgetBytes: config.FETCH_BUDGET_BYTES, probeConcurrency: config.PROBE_CONCURRENCY };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { PLANS } from '@ap/contract';
 import { partBufferBytes, partSizeFor } from '@ap/storage';
-import { bodyBudgetBesideParts } from './processor';
+import { bodyBudgetBesideParts } from './pack';
 
 const MiB = 1024 * 1024;
 
