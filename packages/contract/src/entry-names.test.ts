@@ -322,3 +322,27 @@ describe('a bin file\'s entry name', () => {
     expect(entryNameOf({ position: 2, filename: null }, { finalUrl: 'http://o/' })).toBe('file-3');
   });
 });
+
+describe('":" in names (NTFS reads "a.txt:b" as a hidden stream of a.txt, "C:x" as a drive)', () => {
+  it.each(['a.txt:Zone.Identifier', 'C:evil.exe', 'docs/a:b.txt', 'dir:x/a.txt', 'a/b/c:', ':'])('rejects the given filename %j', (name) => {
+    expect(rejected(name)).toMatch(/":"|drive letter/);
+  });
+
+  it('says why for a ":" after the first character', () => {
+    expect(rejected('report.pdf:secret')).toContain('must not contain ":"');
+  });
+
+  it.each([
+    ['a.txt:Zone.Identifier', 'a.txt_Zone.Identifier'],
+    ['C:evil.exe', 'C_evil.exe'],
+    ['dir/a:b:c.txt', 'a_b_c.txt'],
+  ])('replaces ":" by "_" in the derived name %j', (raw, expected) => {
+    expect(sanitizeDerivedName(raw)).toBe(expected);
+  });
+
+  it('derives from Content-Disposition, the URL and an invalid given name without ":"', () => {
+    expect(deriveEntryName({ contentDisposition: 'attachment; filename="a.txt:Zone.Identifier"', index: 1 })).toBe('a.txt_Zone.Identifier');
+    expect(deriveEntryName({ finalUrl: 'https://example.com/files/C%3Aevil.exe', index: 2 })).toBe('C_evil.exe');
+    expect(deriveEntryName({ givenFilename: 'docs/a:b.txt', index: 3 })).toBe('docs/a_b.txt');
+  });
+});

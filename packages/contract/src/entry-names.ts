@@ -6,14 +6,15 @@
 // - Given `filename`: besides what decisions.md lists (absolute, `..` or empty segment,
 //   backslash, NUL or control character, over 255 UTF-8 bytes, a Windows device name, a segment
 //   ending in a dot or a space, a bidirectional control), a `.` segment (`./a.txt`, `a/./b`), a
-//   leading drive letter (`C:...`, absolute on Windows) and unpaired UTF-16 surrogates (not
-//   encodable as UTF-8) are rejected too. "Control character" = Unicode Cc (C0, DEL, C1). The
+//   leading drive letter (`C:...`, absolute on Windows), any other `:` (NTFS reads `a.txt:b` as
+//   a hidden stream of `a.txt`) and unpaired UTF-16 surrogates (not encodable as UTF-8) are
+//   rejected too. "Control character" = Unicode Cc (C0, DEL, C1). The
 //   255-byte limit applies to the whole path, folders included. Device names are matched
 //   case-insensitively (`con.txt`, `Lpt1.tar.gz`), as Windows matches them.
 // - Derived names (Content-Disposition, URL): only the last path part is kept (`/` and `\` both
 //   separate parts, `.` and `..` parts are dropped), control characters, bidirectional controls
-//   and unpaired surrogates are removed, surrounding white space and trailing dots are dropped,
-//   a device name gets a `_` in front (`_CON.txt`), and the name is cut to 255 UTF-8 bytes at a
+//   and unpaired surrogates are removed, `:` becomes `_`, surrounding white space and trailing
+//   dots are dropped, a device name gets a `_` in front (`_CON.txt`), and the name is cut to 255 UTF-8 bytes at a
 //   grapheme boundary, keeping the extension when it is at most 32 bytes. A source that leaves
 //   nothing falls through to the next one (Content-Disposition -> URL -> `file-<index>`).
 
@@ -41,6 +42,7 @@ export function validateGivenFilename(name: string): EntryNameCheck {
   if (name.length === 0) return { ok: false, message: 'must not be empty' };
   if (name.startsWith('/')) return { ok: false, message: 'must be a relative path (it starts with "/")' };
   if (/^[A-Za-z]:/.test(name)) return { ok: false, message: 'must be a relative path (it starts with a drive letter)' };
+  if (name.includes(':')) return { ok: false, message: 'must not contain ":" (Windows reads "a.txt:b" as a hidden stream of a.txt)' };
   if (name.includes('\\')) return { ok: false, message: 'must not contain a backslash (use "/" for folders)' };
   if (name.includes('\0')) return { ok: false, message: 'must not contain a NUL character' };
   if (hasControlCharacter(name)) return { ok: false, message: 'must not contain control characters' };
@@ -83,9 +85,9 @@ function defuseDeviceName(part: string): string {
   return isWindowsDeviceName(part) ? `_${part}` : part;
 }
 
-/** One path part made safe: no control characters, bidi controls or surrogates, trimmed; `.`/`..` -> ''. */
+/** One path part made safe: no control characters, bidi controls, surrogates or `:`, trimmed; `.`/`..` -> ''. */
 function cleanPart(part: string): string {
-  const cleaned = trimPart(stripControlCharacters(part).replace(BIDI_CONTROL_GLOBAL, ''));
+  const cleaned = trimPart(stripControlCharacters(part).replace(BIDI_CONTROL_GLOBAL, '').replaceAll(':', '_'));
   return cleaned === '' ? '' : defuseDeviceName(cleaned);
 }
 
@@ -102,8 +104,9 @@ export function sanitizeDerivedName(raw: string): string {
 
 /** A given filename that failed validation (should not happen: it is checked at create time). */
 function sanitizeGivenPath(raw: string): string {
-  const parts = stripControlCharacters(raw).split(/[/\\]/).map(cleanPart).filter(Boolean);
-  if (/^[A-Za-z]:$/.test(parts[0] ?? '')) parts.shift();
+  const rawParts = stripControlCharacters(raw).split(/[/\\]/);
+  if (/^[A-Za-z]:$/.test(rawParts[0]?.trim() ?? '')) rawParts.shift();
+  const parts = rawParts.map(cleanPart).filter(Boolean);
   const joined = parts.join('/');
   if (joined && utf8Length(joined) <= ENTRY_NAME_MAX_BYTES) return joined;
   return sanitizeDerivedName(raw);

@@ -215,6 +215,14 @@ describe('job URLs', () => {
     expect(JSON.stringify(webhook.body)).not.toContain('s3cretpw');
   });
 
+  it('refuses a given filename with ":" in any segment (an NTFS stream or a drive)', async () => {
+    for (const filename of ['a.txt:Zone.Identifier', 'C:evil.exe', 'docs/x:y.pdf']) {
+      const res = await call(api.url, 'POST', '/jobs', { key, body: { files: [{ url: 'https://example.com/a.txt', filename }] } });
+      expect({ filename, status: res.status, body: res.body }).toEqual({ filename, status: 400, body: envelope('INVALID_REQUEST') });
+      expect(res.body.error.message).toMatch(/^files\[0\]\.filename: /);
+    }
+  });
+
   it('still accepts ordinary URLs', async () => {
     for (const url of ['http://example.com/a.pdf', 'https://example.com:8443/x?y=1#z@a', 'http://[2001:db8::1]/f', 'http://xn--bcher-kva.example/b']) {
       const res = await call(api.url, 'POST', '/jobs', { key, body: { files: [{ url }], mode: 'stream' } });
