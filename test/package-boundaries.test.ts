@@ -132,7 +132,7 @@ describe('this repository', () => {
     expect(result.output).toContain('no dependency violations found');
     // Not a pass by not seeing the imports: the stream server's engine import resolves to the
     // archive package, and the packer's processor to it as well.
-    expect(result.dependenciesOf('services/api/src/stream/serve.ts')).toContain('packages/archive/src/index.ts');
+    expect(result.dependenciesOf('services/api/src/download/planned.ts')).toContain('packages/archive/src/index.ts');
     expect(result.dependenciesOf('services/packer/src/processor.ts')).toContain('packages/archive/src/index.ts');
   });
 

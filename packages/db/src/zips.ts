@@ -47,30 +47,33 @@ export function jobBins(db: DbTx, jobId: string): Promise<BinRow[]> {
   return db.zip.findMany({ where: { jobId }, orderBy: { sequence: 'asc' } });
 }
 
-/** A bin with what a download link needs of its job. */
+/**
+ * A bin with all a download link needs, read once per request: whether it may be served, its
+ * stored object, and what building it needs of its job (archive options) and of the job's
+ * owner (the stream cap and quota). Null when the bin is gone (its job deleted or retried from scratch).
+ */
 export function binForDownload(db: DbTx, zipId: string) {
   return db.zip.findUnique({
     where: { id: zipId },
-    include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true, userId: true } } },
-  });
-}
-
-/** A stream bin with what building it needs of its job and the job's owner (the stream quota). */
-export function binForStream(db: DbTx, zipId: string) {
-  return db.zip.findUniqueOrThrow({
-    where: { id: zipId },
     select: {
       id: true,
-      filename: true,
-      size: true,
-      completedAt: true,
       jobId: true,
       sequence: true,
+      filename: true,
+      status: true,
+      size: true,
+      etag: true,
+      objectKey: true,
+      completedAt: true,
+      updatedAt: true,
       job: {
         select: {
           id: true,
+          status: true,
+          mode: true,
+          expiresAt: true,
+          purgedAt: true,
           createdAt: true,
-          // Archive options: an encrypted stream ZIP is laid out and served with them.
           compression: true,
           compressionLevel: true,
           encryptionMethod: true,
@@ -82,6 +85,9 @@ export function binForStream(db: DbTx, zipId: string) {
     },
   });
 }
+
+/** A bin as a download link reads it (`binForDownload`). */
+export type DownloadBin = NonNullable<Awaited<ReturnType<typeof binForDownload>>>;
 
 /** A retry from the last checkpoint: these bins wait to be packed again, under `attempt`. */
 export async function rerunBins(tx: DbTx, zipIds: readonly string[], attempt: number): Promise<void> {

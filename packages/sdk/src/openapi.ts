@@ -1551,6 +1551,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description not found (or another user's): NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description range not satisfiable (`Content-Range: bytes *\/size`): INVALID_REQUEST */
             416: {
                 headers: {

@@ -13,7 +13,7 @@ import { authenticate } from './http/auth';
 import { perKeyRateLimit } from './http/rate-limit';
 import { limitUnauthenticated } from './http/unauthenticated-limit';
 import { jobsRouter } from './routes/jobs';
-import { downloadRouter } from './routes/download';
+import { downloadRouter } from './download/route';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { methodGuard, routeMethodsOf } from './http/methods';
 import { apiKeysRouter } from './routes/api-keys';
@@ -22,14 +22,14 @@ import type { LayoutReaderOptions } from '@ap/archive';
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits } from './http/login-throttle';
 import { referenceRouter } from './routes/reference';
 import { dashboardRouter } from './routes/dashboard';
-import { createStreamServer } from './stream/serve';
+import { plannedZips } from './download/planned';
 import { httpMetrics } from './http/metrics';
 import { idempotency } from './http/idempotency';
-import { streamSlots } from './http/stream-slots';
+import { streamSlots } from './download/stream-slots';
 import { webhooksRouter } from './routes/webhooks';
 import { sourcesRouter } from './routes/sources';
 import { jobStatsRouter, usageRouter } from './routes/usage';
-import type { DownloadEnd } from './http/download-meter';
+import type { DownloadEnd } from './download/download-meter';
 
 export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' | 'store' | 'readiness' | 'fetcher' | 'secrets'> & { queues: WorkQueues };
 
@@ -78,7 +78,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use(referenceRouter(ctx.config.PUBLIC_BASE_URL));
 
   // Downloads need no API key: the signed token in the URL authorises them.
-  const serveStream = createStreamServer(
+  const plannedZip = plannedZips(
     { db: ctx.db, fetcher: ctx.fetcher, log: ctx.log, secrets: ctx.secrets },
     {
       fetchAhead: { concurrency: ctx.config.FETCH_CONCURRENCY, budgetBytes: ctx.config.FETCH_BUDGET_BYTES, shared: new SharedBudget(ctx.config.STREAM_FETCH_BUDGET_BYTES) },
@@ -93,7 +93,18 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
   };
   const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
-  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd, streamSlots: slots }));
+  app.use(
+    '/download',
+    downloadRouter({
+      db: ctx.db,
+      log: ctx.log,
+      tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET,
+      readObject: (key, span) => ctx.store.read(key, span),
+      plannedZip,
+      onDownloadEnd,
+      streamSlots: slots,
+    }),
+  );
 
   // The dashboard's static files (the page calls the API below with its session token).
   app.use('/dashboard', dashboardRouter());

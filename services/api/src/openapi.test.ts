@@ -93,8 +93,9 @@ describe('the OpenAPI document', () => {
     expect(codesOf(createJob, 429)).toEqual(['RATE_LIMITED']);
     const dl = doc.paths['/download/{token}'].get;
     expect(dl.security).toEqual([]);
-    expect(Object.keys(dl.responses).sort()).toEqual(['200', '206', '304', '403', '416', '429', '431', '500', '502']);
+    expect(Object.keys(dl.responses).sort()).toEqual(['200', '206', '304', '403', '404', '416', '429', '431', '500', '502']);
     expect(codesOf(dl, 429)).toEqual(['RATE_LIMITED']);
+    expect(codesOf(dl, 404)).toEqual(['NOT_FOUND']);
     expect(codesOf(dl, 403)).toEqual(['INVALID_TOKEN', 'EXPIRED_TOKEN', 'QUOTA_EXCEEDED']);
     expect(dl.responses['206'].headers['Content-Range']).toBeDefined();
     expect(dl.parameters.map((p: any) => `${p.in} ${p.name}`)).toEqual(expect.arrayContaining(['header Range', 'header If-Range', 'path token']));

@@ -193,6 +193,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
     },
     errors: {
       403: ['INVALID_TOKEN', 'EXPIRED_TOKEN', 'QUOTA_EXCEEDED'],
+      // The ZIP's job was deleted.
+      404: ['NOT_FOUND'],
       416: ['INVALID_REQUEST'],
       // A stream ZIP while the account already has STREAM_DOWNLOADS_PER_USER downloads running.
       429: ['RATE_LIMITED'],

@@ -1,0 +1,166 @@
+// A planned ZIP (stream mode, docs/decisions.md "Download", "Lifecycle: stream job"): built
+// while it is sent, from the layout computed at prepare time. Any byte range is served by
+// fetching only the input bytes inside it plus the CRC-32s the headers in it need.
+import type { Response } from 'express';
+import { pipeline } from 'node:stream/promises';
+import { ApiError, PLANS } from '@ap/contract';
+import type { BinFileRow, Db, DownloadBin } from '@ap/db';
+import { findFetchError, type Fetcher } from '@ap/fetch';
+import { binFilesWithAccess, zipEncryptionOf } from '@ap/jobs';
+import type { SecretBox } from '@ap/secrets';
+import type { Logger } from '@ap/log';
+import { metrics } from '@ap/service-kit';
+import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
+import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type ZipEncryption, type ZipLayout } from '@ap/zip';
+import { monthStart, streamQuotaExceeded } from '../domain/quota';
+import { BatchedWriter } from './batched-writer';
+import { createDurableWriter } from './durable-usage';
+import { whenAborted, type ByteSpan } from './http-range';
+import type { ServableZip, ZipBody } from './servable';
+
+export interface PlannedZipDeps {
+  db: Db;
+  fetcher: Fetcher;
+  log: Logger;
+  /** Opens the files' sealed headers, their sources' secrets and an encrypted job's archive password. */
+  secrets: Pick<SecretBox, 'open'>;
+}
+
+interface UsageOf {
+  zipId: string;
+  jobId: string;
+  userId: string;
+}
+
+/** Makes the servable form of a stream bin; one per API process (it holds the CRC store). */
+export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderOptions> = {}) {
+  const opts = { ...LAYOUT_READER_DEFAULTS, ...options };
+  const crcStore = new CrcStore(deps.db, deps.log);
+  const durable = createDurableWriter(deps.log);
+  /** Bytes sent are recorded even while Postgres is away (retried until it takes them). */
+  const recordUsage = async (usage: UsageOf, bytes: number) => {
+    if (bytes <= 0) return;
+    const data = { ...usage, kind: 'stream_bytes' as const, month: monthStart(), amount: BigInt(bytes) };
+    await durable.write(() => deps.db.usageRecord.create({ data }), `stream usage of zip ${usage.zipId}`);
+  };
+
+  return async function plannedZip(bin: DownloadBin): Promise<ServableZip> {
+    const { job } = bin;
+    if (!job.user.overageEnabled && (await streamQuotaExceeded(deps.db, job.user))) {
+      throw new ApiError('QUOTA_EXCEEDED', 'the monthly stream quota of your plan is used up and overage is disabled');
+    }
+    const rows = await binFilesWithAccess(deps.db, deps.secrets, bin.jobId, bin.id);
+    const usage = { zipId: bin.id, jobId: bin.jobId, userId: job.user.id };
+    const encryption = zipEncryptionOf(job, bin.sequence, deps.secrets.open);
+    const mtime = job.createdAt;
+    if (bin.size === null || rows.some((r) => r.size === null)) {
+      const archiveLimit = PLANS[job.user.plan].streamArchiveBytes;
+      return {
+        head: { filename: bin.filename, size: null, etag: null, lastModified: null },
+        open: async (_span, ended) => ({ writeTo: (res) => writeUnknownSize(res, rows, { mtime, usage, archiveLimit, encryption, ended }) }),
+      };
+    }
+    const layout = layoutOfFiles(rows, mtime, encryption);
+    if (layout.totalSize !== Number(bin.size)) throw new Error(`stream zip ${bin.id}: layout ${layout.totalSize} != recorded ${bin.size}`);
+    const recorded = layoutInputsOf(rows);
+    return {
+      head: { filename: bin.filename, size: layout.totalSize, etag: streamEtag(layout, recorded.inputs), lastModified: bin.completedAt ?? mtime },
+      open: (span, ended) => openRange(bin.jobId, layout, recorded, span!, ended, usage),
+    };
+  };
+
+  async function openRange(jobId: string, layout: ZipLayout, recorded: ReturnType<typeof layoutInputsOf>, span: ByteSpan, ended: AbortSignal, usage: UsageOf): Promise<ZipBody> {
+    // The client going away aborts every origin request at once.
+    const abort = new AbortController();
+    whenAborted(ended, () => abort.abort(ended.reason));
+    const { inputs, crcs, macs } = recorded;
+    const reader = new LayoutReader(deps.fetcher, opts, crcStore, jobId, layout, inputs, crcs, abort.signal, macs);
+    const slices = sliceRange(layout, span.start, span.end);
+    try {
+      // Everything that can fail before the first byte does: CRCs computed alone, and the
+      // first body opened (its validators checked).
+      await reader.prepare(slices);
+    } catch (err) {
+      abort.abort();
+      await reader.close();
+      if (ended.aborted) return { writeTo: async () => undefined };
+      // Not a ZIP after all: the error handler drops the download's headers for the envelope.
+      throw upstreamError(err);
+    }
+    return {
+      async writeTo(res) {
+        let sent = 0;
+        // Written straight to the response in batches: no stream between the reader and the
+        // socket (bench:stream (a), docs/decisions.md "Fetching ahead").
+        const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
+        try {
+          for await (const chunk of reader.bytes(slices)) {
+            if (ended.aborted || res.destroyed) break;
+            sent += chunk.length;
+            await out.write(chunk);
+          }
+          out.flush();
+          if (!ended.aborted) res.end();
+        } catch (err) {
+          out.flush();
+          // The client sees a truncated transfer.
+          res.destroy();
+          if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId: usage.zipId }, 'stream download failed');
+        } finally {
+          await reader.close();
+          await recordUsage(usage, sent);
+        }
+      },
+    };
+  }
+
+  /** No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive. */
+  async function writeUnknownSize(
+    res: Response,
+    rows: BinFileRow[],
+    ctx: { mtime: Date; usage: UsageOf; /** The plan's per-archive limit: a body of unknown length ends the download there. */ archiveLimit: number; encryption: ZipEncryption | null; ended: AbortSignal },
+  ): Promise<void> {
+    const abort = new AbortController();
+    whenAborted(ctx.ended, () => abort.abort(ctx.ended.reason));
+    const zipfile = newZipOutput(ctx.encryption);
+    let sent = 0;
+    zipfile.outputStream.on('data', (c: Buffer) => {
+      sent += c.length;
+      metrics.streamBytesSentTotal.inc(c.length);
+    });
+    const piping = pipeline(zipfile.outputStream, res);
+    try {
+      await writeArchive(
+        zipfile,
+        rows.map((r) => ({ position: r.position, url: r.url, filename: null, size: r.size, entryName: r.entryName })),
+        {
+          fetcher: deps.fetcher,
+          mtime: ctx.mtime,
+          failOnUrlError: true,
+          archiveLimit: ctx.archiveLimit,
+          signal: abort.signal,
+          onBrokenBody: async () => undefined,
+          ...(opts.fetchAhead ? { fetchAhead: opts.fetchAhead } : {}),
+        },
+      );
+      zipfile.end();
+      await piping;
+    } catch (err) {
+      res.destroy();
+      await piping.catch(() => undefined);
+      if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId: ctx.usage.zipId }, 'stream download failed');
+    } finally {
+      await recordUsage(ctx.usage, sent);
+    }
+  }
+}
+
+function clientLeft(err: unknown): boolean {
+  return findFetchError(err)?.kind === 'aborted' || (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+function upstreamError(err: unknown): unknown {
+  const fe = findFetchError(err);
+  if (!fe) return err;
+  return new ApiError('INTERNAL_ERROR', `a source file could not be fetched: ${fe.userMessage}`, 502);
+}
