@@ -264,6 +264,36 @@ describe('download resume', () => {
     expect(proxy.downloads).toEqual([]);
   });
 
+  it('continues a file cut by hand (no resume record) from its size, and checks every entry', async () => {
+    const dir = tmp('cut');
+    const file = path.join(dir, 'resume.zip');
+    const cut = Math.floor(zipSize / 2);
+    writeFileSync(file, zipBytes.subarray(0, cut));
+    proxy.downloads.length = 0;
+    const run = await runCli(['download', jobId, '--out', dir, '--json']);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(proxy.downloads).toEqual([{ range: `bytes=${cut}-`, ifRange: undefined, status: 206, bytes: zipSize - cut }]);
+    expect(readFileSync(file).equals(zipBytes)).toBe(true);
+    expect(existsSync(`${file}.resume.json`)).toBe(false);
+  });
+
+  it('downloads a hand-cut file again from byte 0 when its bytes are not this ZIP\'s', async () => {
+    const dir = tmp('foreign');
+    const file = path.join(dir, 'resume.zip');
+    const cut = Math.floor(zipSize / 2);
+    const foreign = Buffer.from(zipBytes.subarray(0, cut));
+    foreign.fill(7, 1_000, cut); // the headers survive, the first entry's data does not
+    writeFileSync(file, foreign);
+    proxy.downloads.length = 0;
+    const run = await runCli(['download', jobId, '--out', dir, '--json']);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(proxy.downloads).toEqual([
+      { range: `bytes=${cut}-`, ifRange: undefined, status: 206, bytes: zipSize - cut },
+      { range: undefined, ifRange: undefined, status: 200, bytes: zipSize },
+    ]);
+    expect(readFileSync(file).equals(zipBytes)).toBe(true);
+  });
+
   it('downloads a changed ZIP again from the start (If-Range mismatch)', async () => {
     const dir = tmp('changed');
     const half = Math.floor(zipSize / 3);

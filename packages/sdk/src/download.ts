@@ -1,6 +1,7 @@
 // Downloads one ZIP of a job to a file, resuming a partial file: the bytes already there are
 // asked for again only if the ZIP changed (Range + If-Range with the ETag they came with, kept
 // beside the file in `<file>.resume.json` until the download is complete), then verifies it.
+// A partial file without that record is continued from its size and checked entry by entry.
 import { createWriteStream } from 'node:fs';
 import { readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -79,14 +80,15 @@ export async function downloadZip(zip: Pick<ZipEntry, 'id' | 'filename' | 'size'
     const check = await verifyZip(file, { expectedSize: zip.size, crc: options.crc }).catch(() => null);
     if (check) return { path: file, bytes: have, resumedFrom: have, received: 0, alreadyComplete: true, check };
   }
-  const resumable = have > 0 && state !== null && state.zip_id === zip.id && (zip.size === null || have < zip.size);
-  const start = resumable ? have : 0;
+  const recorded = have > 0 && state !== null && state.zip_id === zip.id && (zip.size === null || have < zip.size);
+  // A shorter file with no record (cut by hand, or by another tool) is continued too, but its
+  // bytes have no validator: every entry's CRC-32 is checked, and a mismatch starts over.
+  const unrecorded = have > 0 && state === null && zip.size !== null && have < zip.size;
+  const start = recorded || unrecorded ? have : 0;
 
   const headers: Record<string, string> = {};
-  if (resumable) {
-    headers.range = `bytes=${start}-`;
-    headers['if-range'] = state.etag;
-  }
+  if (start > 0) headers.range = `bytes=${start}-`;
+  if (recorded) headers['if-range'] = state.etag;
   const res = await (options.fetch ?? fetch)(zip.download_url, { headers, signal: options.signal });
   if (res.status !== 200 && res.status !== 206) {
     const text = await res.text().catch(() => '');
@@ -126,7 +128,15 @@ export async function downloadZip(zip: Pick<ZipEntry, 'id' | 'filename' | 'size'
   await pipeline(body, counter, createWriteStream(file, { flags: offset > 0 ? 'a' : 'w' }), { signal: options.signal });
   if (size !== null && written !== size) throw new DownloadError(`download of ${zip.filename} ended at ${written} of ${size} bytes; run again to resume`);
 
-  const check = await verifyZip(file, { expectedSize: size, crc: options.crc });
+  let check: ZipCheck;
+  try {
+    check = await verifyZip(file, { expectedSize: size, crc: options.crc || (unrecorded && offset > 0) });
+  } catch (err) {
+    if (!(unrecorded && offset > 0)) throw err;
+    await rm(file, { force: true });
+    await rm(resumeFile(file), { force: true });
+    return downloadZip(zip, options);
+  }
   await rm(resumeFile(file), { force: true });
   return { path: file, bytes: written, resumedFrom: offset, received: written - offset, alreadyComplete: false, check };
 }

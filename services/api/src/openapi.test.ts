@@ -158,6 +158,14 @@ describe('GET /docs', () => {
         expect(text).not.toMatch(/https?:/);
       }
     }
+    // At `/docs/` the same page loads the same assets and document, as a browser resolves them.
+    const below = await fetch(`${stack.url}/docs/`);
+    expect(below.status).toBe(200);
+    const belowHtml = await below.text();
+    const base = new URL(belowHtml.match(/<base href="([^"]+)">/)?.[1] ?? '', `${stack.url}/docs/`);
+    expect(base.href).toBe(`${stack.url}/docs`);
+    expect([...belowHtml.matchAll(/(?:src|href)="(docs\/[^"]+)"/g)].map((m) => m[1]!).sort()).toEqual(refs);
+    for (const ref of [...refs, 'openapi.json']) expect({ ref, status: (await fetch(new URL(ref, base))).status }).toEqual({ ref, status: 200 });
     // The page asks for no asset it does not serve, and serves no file but its own.
     expect((await call(stack.url, 'GET', '/docs/package.json')).status).toBe(404);
     expect((await call(stack.url, 'GET', '/docs/..%2Fpackage.json')).status).toBe(404);

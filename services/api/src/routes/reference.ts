@@ -53,8 +53,11 @@ export function referenceRouter(publicBaseUrl: string): Router {
     document ??= JSON.stringify(buildOpenApiDocument({ serverUrl: publicBaseUrl }));
     res.type('application/json').send(document);
   });
-  router.get('/docs', (_req, res) => {
-    res.type('html').set('Cache-Control', 'no-cache').send(PAGE);
+  // The page's links are relative (it works under any path prefix of a proxy); at `/docs/` they
+  // would resolve below it, so that page names `/docs` as its base and renders the same.
+  const PAGE_BELOW = PAGE.replace('<head>\n', '<head>\n<base href="../docs">\n');
+  router.get('/docs', (req, res) => {
+    res.type('html').set('Cache-Control', 'no-cache').send(req.path.endsWith('/') ? PAGE_BELOW : PAGE);
   });
   router.get('/docs/:asset', (req, res) => {
     const name = req.params.asset;
