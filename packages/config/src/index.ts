@@ -123,6 +123,8 @@ const schema = z.object({
   PACKER_CONCURRENCY: positiveInt.default(2),
   PREPARER_CONCURRENCY: positiveInt.default(2),
   PROBE_CONCURRENCY: positiveInt.default(32),
+  // A job still probing this long after a preparer took it fails, "preparing took too long".
+  PREPARE_TIMEOUT_MS: positiveInt.default(15 * 60_000),
   // Fetching a bin's (or a stream download's) bodies: no data for this long is a stall
   // (continued by range); connections and bytes fetched ahead per archive being written.
   FETCH_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
