@@ -52,6 +52,19 @@ const addressList = z
   .transform((v) => v.split(',').map((item) => item.trim()).filter(Boolean))
   .refine((items) => items.every(isAddressOrCidr), { error: 'must be a comma-separated list of IP addresses or CIDRs' });
 
+/** Comma-separated DNS servers: `1.1.1.1`, `1.1.1.1:53`, `::1` or `[::1]:53`. */
+const dnsServerList = z
+  .string()
+  .transform((v) => v.split(',').map((item) => item.trim()).filter(Boolean))
+  .refine((items) => items.every(isDnsServer), { error: 'must be a comma-separated list of IP addresses, each with an optional :port' });
+
+function isDnsServer(item: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(item);
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(item);
+  const [address, portText] = bracketed ? [bracketed[1]!, bracketed[2]] : withPort ? [withPort[1]!, withPort[2]] : [item, undefined];
+  return isIP(address) !== 0 && (portText === undefined || (Number(portText) > 0 && Number(portText) <= 65535));
+}
+
 function isAddressOrCidr(item: string): boolean {
   const [address = '', bits, extra] = item.split('/');
   const version = isIP(address);
@@ -105,9 +118,13 @@ const schema = z.object({
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
   // Proxies whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated; none by default.
   TRUSTED_PROXIES: addressList.default([]),
+  // DNS servers for user-given hosts (job URLs, webhooks, source endpoints); none: the system's.
+  DNS_SERVERS: dnsServerList.default([]),
   PACKER_CONCURRENCY: positiveInt.default(2),
   PREPARER_CONCURRENCY: positiveInt.default(2),
   PROBE_CONCURRENCY: positiveInt.default(32),
+  // A job still probing this long after a preparer took it fails, "preparing took too long".
+  PREPARE_TIMEOUT_MS: positiveInt.default(15 * 60_000),
   // Fetching a bin's (or a stream download's) bodies: no data for this long is a stall
   // (continued by range); connections and bytes fetched ahead per archive being written.
   FETCH_IDLE_TIMEOUT_MS: positiveInt.default(30_000),

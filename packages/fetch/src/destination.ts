@@ -4,9 +4,10 @@
  * of a failure hours later. The request itself still goes through the guarded agents, which
  * check again at connect time (DNS can change in between).
  */
-import dns from 'node:dns';
 import net from 'node:net';
+import { FetchError } from './errors';
 import { bareHost, classifyAddress, isLocalhostName, isMetadataVerdict, PRIVATE_HINT, type LookupFunction } from './guard';
+import { resolverLookup } from './resolver';
 
 export type DestinationVerdict =
   /** `private`: every address is loopback/private (allowed only with ALLOW_PRIVATE_URLS=true). */
@@ -21,8 +22,9 @@ export async function checkDestination(url: URL, options: { allowPrivate: boolea
   else if (isLocalhostName(host)) addresses = ['127.0.0.1'];
   else {
     try {
-      addresses = await resolveAll(host, options.lookup ?? (dns.lookup as LookupFunction));
-    } catch {
+      addresses = await resolveAll(host, options.lookup ?? resolverLookup);
+    } catch (err) {
+      if (err instanceof FetchError && err.kind === 'timeout') return { ok: false, error: `host ${host}: ${err.userMessage}` };
       return { ok: false, error: `host ${host} does not resolve` };
     }
     if (addresses.length === 0) return { ok: false, error: `host ${host} does not resolve` };

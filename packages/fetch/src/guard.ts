@@ -19,7 +19,6 @@
  * Redirect hops go through the same agents, so every hop is checked at connect time; the
  * fetcher also checks each hop's URL up front for a clearer, earlier error.
  */
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -27,6 +26,9 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { FetchError } from './errors';
+import { isLocalhostName, resolverLookup } from './resolver';
+
+export { isLocalhostName };
 
 export type LookupFunction = net.LookupFunction;
 
@@ -128,12 +130,6 @@ export function blockedError(address: string, verdict: AddressVerdict, viaName?:
   return new FetchError('blocked', user, { retryable: false, detail });
 }
 
-/** `localhost`, `foo.localhost` and their trailing-dot forms always mean loopback (RFC 6761). */
-export function isLocalhostName(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/\.+$/, '');
-  return h === 'localhost' || h.endsWith('.localhost');
-}
-
 /** URL hostname without IPv6 brackets. */
 export function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
@@ -224,6 +220,7 @@ export interface GuardedAgents {
 
 export interface AgentSettings {
   guard: GuardOptions;
+  /** Default: c-ares, off libuv's thread pool (resolver.ts). */
   lookup?: LookupFunction | undefined;
   /** Idle keep-alive sockets are closed after this long. */
   freeSocketTimeoutMs?: number | undefined;
@@ -233,7 +230,7 @@ export interface AgentSettings {
 }
 
 export function createGuardedAgents(settings: AgentSettings): GuardedAgents {
-  const lookup = guardLookup(settings.lookup ?? (dns.lookup as LookupFunction), settings.guard);
+  const lookup = guardLookup(settings.lookup ?? resolverLookup, settings.guard);
   const { guard } = settings;
   const common = {
     keepAlive: true,

@@ -12,6 +12,7 @@ export { BodyStream } from './body';
 export { checkUrl, createGuardedAgents, parseAllowList } from './guard';
 export type { GuardedAgents, GuardOptions } from './guard';
 export { checkDestination, type DestinationVerdict } from './destination';
+export { DNS_TIMEOUT_MS, setDnsServers } from './resolver';
 export { DEFAULT_MIN_RATE, RateWindow, TOO_SLOW, type MinRate } from './limits';
 export type { FileAccess, S3Credentials } from './access';
 export { freeChunk } from './free-chunk';

@@ -123,11 +123,27 @@ export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now 
 const UPKEEP_SCHEDULER = 'upkeep';
 
 /**
+ * Creates the upkeep schedule unless it exists with its next message in the queue. Redis may
+ * lose both (a restart without persistence, a failover, FLUSHALL), and nothing else would
+ * recreate them (docs/guarantees.md#redis-loses-its-data).
+ */
+async function ensureUpkeepSchedule(queue: Queue<unknown>, intervalMs: number): Promise<boolean> {
+  const next = async () => (await queue.getJobScheduler(UPKEEP_SCHEDULER))?.next ?? undefined;
+  const expected = await next();
+  if (expected && !(await missingFromQueue(queue, `repeat:${UPKEEP_SCHEDULER}:${expected}`))) return false;
+  // A pass taken and finished between the two reads has moved the schedule on: nothing lost.
+  if (expected && (await next()) !== expected) return false;
+  await queue.upsertJobScheduler(UPKEEP_SCHEDULER, { every: intervalMs }, { name: UPKEEP_SCHEDULER, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+  return true;
+}
+
+/**
  * Upkeep (`reconcile` and `sweepExpired`) once per interval across all replicas: a BullMQ job
  * scheduler on the maintenance queue makes one message per interval, and whichever replica's
  * worker takes it runs the pass. Every replica upserts the same schedule (idempotent) and runs
- * a worker, so upkeep goes on while any replica lives. Returns a function that stops this
- * replica's part (the schedule stays for the others).
+ * a worker, so upkeep goes on while any replica lives; each also recreates the schedule when
+ * its Redis connection comes back and checks every interval that it is there. Returns a
+ * function that stops this replica's part (the schedule stays for the others).
  */
 export async function startMaintenance(
   deps: { db: Db; store: ObjectStore; log: Logger; redis: Redis; config: { REDIS_PREFIX: string } },
@@ -137,7 +153,22 @@ export async function startMaintenance(
   const { intervalMs = MAINTENANCE_INTERVAL_MS, scope } = options;
   const prefix = deps.config.REDIS_PREFIX;
   const queue = createQueue('maintenance', deps.redis, prefix);
-  await queue.upsertJobScheduler(UPKEEP_SCHEDULER, { every: intervalMs }, { name: UPKEEP_SCHEDULER, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+  // Connection errors are the shared client's (it reconnects); a failed check is logged below.
+  queue.on('error', () => undefined);
+  await ensureUpkeepSchedule(queue as Queue<unknown>, intervalMs);
+  let checking = false;
+  const check = (why: string) => {
+    if (checking) return;
+    checking = true;
+    ensureUpkeepSchedule(queue as Queue<unknown>, intervalMs)
+      .then((created) => created && deps.log.warn({ why }, 'upkeep schedule was missing from Redis; created it again'))
+      .catch((err: unknown) => deps.log.warn({ err, why }, 'could not check the upkeep schedule; will try again'))
+      .finally(() => (checking = false));
+  };
+  const onReady = () => check('reconnected');
+  deps.redis.on('ready', onReady);
+  const timer = setInterval(() => check('interval'), intervalMs);
+  timer.unref();
   const pass = async (): Promise<void> => {
     const [report, swept] = await Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log)]);
     if (report.prepares || report.packs || report.deliveries || swept) deps.log.info({ ...report, swept }, 'maintenance');
@@ -150,6 +181,8 @@ export async function startMaintenance(
     { concurrency: 1, log: deps.log },
   );
   return async () => {
+    clearInterval(timer);
+    deps.redis.off('ready', onReady);
     await worker.close();
     await queue.close();
   };

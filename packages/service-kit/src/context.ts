@@ -4,7 +4,7 @@ import { createDb, type Db } from '@ap/db';
 import { createLogger, type Logger } from '@ap/log';
 import { createRedis, type Redis } from '@ap/queue';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
-import { createFetcher, DEFAULT_MIN_RATE, type Fetcher } from '@ap/fetch';
+import { createFetcher, DEFAULT_MIN_RATE, setDnsServers, type Fetcher } from '@ap/fetch';
 import type { ReadinessCheck } from './health';
 import { measuredFetcher } from './measured-fetcher';
 import { bytesUploadedTotal } from './metrics';
@@ -62,6 +62,7 @@ function countUploadedBytes(store: ObjectStore): void {
 
 export function createServiceContext(name: string, config: Config): ServiceContext {
   const log = createLogger(name, config.LOG_LEVEL);
+  setDnsServers(config.DNS_SERVERS);
   const db = createDb(config.DATABASE_URL);
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));

@@ -1,6 +1,6 @@
-import type { Processor } from 'bullmq';
+import { DelayedError, type Processor } from 'bullmq';
 import { dedupeEntryNames, entryNameOf, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, fileAccessOf, newZipId, queueBinsOf } from '@ap/jobs';
+import { announceDeliveries, endJob, fileAccessOf, newZipId, PreparingSlots, queueBinsOf } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
@@ -9,6 +9,9 @@ import { deflateBound, packBins, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
+/** A job whose user has a job preparing here already waits this long (up to twice) without holding a slot. */
+const USER_BUSY_DELAY_MS = 1_000;
+const PREPARE_TIMEOUT_ERROR = 'preparing took too long';
 
 type ProbedFile = ProbedFileRecord & { url: string };
 
@@ -20,8 +23,13 @@ interface Bin {
 type Layout = { ok: true; bins: Bin[] } | { ok: false; error: string; position?: number };
 
 export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues): Processor<PreparePayload> {
-  return async (message) => {
-    await prepareJob(ctx, queues, message.data);
+  const slots = new PreparingSlots();
+  return async (message, token) => {
+    if ((await prepareJob(ctx, queues, message.data, slots)) === 'user-busy') {
+      // Not a failure: the message waits without holding a preparer slot (BullMQ's documented way).
+      await message.moveToDelayed(Date.now() + USER_BUSY_DELAY_MS * (1 + Math.random()), token);
+      throw new DelayedError();
+    }
   };
 }
 
@@ -30,10 +38,25 @@ export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues)
  * lay out the bins with exact ZIP sizes, persist them and hand stored bins to the packers.
  * Runs again safely: every write is guarded by the job still preparing at this attempt.
  */
-export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload): Promise<void> {
-  const { db, fetcher, log } = ctx;
-  const job = await db.job.findUnique({ where: { id: payload.jobId } });
+export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload, slots = new PreparingSlots()): Promise<'user-busy' | void> {
+  const job = await ctx.db.job.findUnique({ where: { id: payload.jobId } });
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
+  // One job per user at a time in this process, so one user's slow jobs leave the other slots
+  // to other users (docs/guarantees.md#preparing-fairly-and-bounded).
+  if (!slots.take(job.userId)) return 'user-busy';
+  try {
+    await prepareTakenJob(ctx, queues, job);
+  } finally {
+    slots.release(job.userId);
+  }
+}
+
+type PreparingJob = NonNullable<Awaited<ReturnType<ServiceContext['db']['job']['findUnique']>>>;
+
+async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: PreparingJob): Promise<void> {
+  const { db, fetcher, log } = ctx;
+  // The clock starts when a preparer takes the job: waiting for one is bounded by the fairness above.
+  const deadline = AbortSignal.timeout(ctx.config.PREPARE_TIMEOUT_MS);
   const rows = await filesToProbe(db, job.id);
   const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
   const split = job.maxZipSizeBytes !== null;
@@ -45,8 +68,8 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   try {
     probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
       const fileAccess = access.get(row.position);
-      const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess } : {});
-      if (!result.ok) return { ...blank(row), error: result.error };
+      const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess, signal: deadline } : { signal: deadline });
+      if (!result.ok) return { ...blank(row), error: deadline.aborted ? PREPARE_TIMEOUT_ERROR : result.error };
       const sizeUnknown = result.size === null && split;
       return {
         ...blank(row),
@@ -69,7 +92,8 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
 
   const failed = probed.length - usable.length;
   let layout: Layout;
-  if (usable.length === 0) layout = { ok: false, error: 'none of the URLs could be fetched' };
+  if (deadline.aborted) layout = { ok: false, error: PREPARE_TIMEOUT_ERROR };
+  else if (usable.length === 0) layout = { ok: false, error: 'none of the URLs could be fetched' };
   else if (failed > 0 && job.failOnUrlError) layout = { ok: false, error: `${failed} of ${probed.length} URLs could not be fetched` };
   else layout = computeLayout(usable, job);
 

@@ -1,0 +1,66 @@
+// Preparing is fair across users and bounded (docs/guarantees.md#preparing-fairly-and-bounded):
+// one user's split jobs of URLs on an origin that accepts connections and never answers do
+// not hold another user's split job in `preparing`, and each fails "preparing took too long".
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { call, createUser, waitForJob } from './helpers';
+import { bytesOf, startOrigin, type Origin } from './origin';
+import { startStack, type Stack } from './stack';
+
+const PREPARE_TIMEOUT_MS = 5_000;
+const SPLIT = { max_zip_size_bytes: 104_857_600 };
+
+let stack: Stack;
+let origin: Origin;
+let tarpit: http.Server;
+let tarpitUrl: string;
+
+beforeAll(async () => {
+  // Probes would otherwise give up on the tarpit by themselves (no response for this long).
+  stack = await startStack({ PREPARE_TIMEOUT_MS: String(PREPARE_TIMEOUT_MS), FETCH_IDLE_TIMEOUT_MS: '600000' });
+  origin = await startOrigin();
+  tarpit = http.createServer(() => undefined);
+  await new Promise<void>((resolve) => tarpit.listen(0, '127.0.0.1', () => resolve()));
+  tarpitUrl = `http://127.0.0.1:${(tarpit.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  tarpit.closeAllConnections();
+  await new Promise((resolve) => tarpit.close(resolve));
+  await stack.close();
+  await origin.close();
+});
+
+async function createJob(key: string, body: Record<string, unknown>): Promise<string> {
+  const res = await call(stack.url, 'POST', '/jobs', { key, body });
+  expect(res.status).toBe(201);
+  return res.body.job_id as string;
+}
+
+async function statusOf(key: string, jobId: string): Promise<string> {
+  return (await call(stack.url, 'GET', `/jobs/${jobId}`, { key })).body.job.status as string;
+}
+
+describe('preparing', () => {
+  it("one user's tarpit jobs do not hold another user's split job, and each fails after PREPARE_TIMEOUT_MS", async () => {
+    const slow = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
+    const other = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
+    // More jobs than the stack's preparer has slots (2), each of many URLs that never answer.
+    const tarpitJobs: string[] = [];
+    for (let j = 0; j < 3; j++) {
+      tarpitJobs.push(await createJob(slow, { ...SPLIT, files: Array.from({ length: 40 }, (_, i) => ({ url: `${tarpitUrl}/${j}/${i}.bin` })) }));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const quick = await createJob(other, { ...SPLIT, files: [{ url: origin.set('/quick.bin', { body: bytesOf(3, 20_000) }) }] });
+
+    expect((await waitForJob(stack.url, other, quick, ['completed', 'failed'], 20_000)).status).toBe('completed');
+    // The other user's job went through while every tarpit job was still preparing.
+    expect(await Promise.all(tarpitJobs.map((id) => statusOf(slow, id)))).toEqual(['preparing', 'preparing', 'preparing']);
+
+    for (const id of tarpitJobs) {
+      const job = await waitForJob(stack.url, slow, id, ['completed', 'failed'], 5 * PREPARE_TIMEOUT_MS);
+      expect(job.status).toBe('failed');
+      expect(job.errors).toContainEqual({ url: '', error: 'preparing took too long' });
+    }
+  }, 90_000);
+});
