@@ -1,6 +1,7 @@
 // Idempotent requests (decisions.md): an Idempotency-Key replays the first answer of a create,
 // refuses another request under the same key, and is kept 24 hours per user.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { API_ROUTES, buildOpenApiDocument, openApiPath } from '@ap/contract';
 import { ArchiveClient } from '@ap/sdk';
 import { call, createUser } from './helpers';
@@ -87,6 +88,20 @@ describe('Idempotency-Key on POST /jobs', () => {
     const other = await post(b.apiKey, '/jobs', jobBody(), 'shared-key');
     expect([other.status, other.headers.get('idempotent-replayed')]).toEqual([201, null]);
     expect(other.body.job_id).not.toBe(first.body.job_id);
+  });
+
+  it('stores a fingerprint that is a keyed HMAC, not a bare hash a guessed password can be checked against', async () => {
+    const user = await createUser(stack.ctx);
+    const body = { files: [{ url: 'http://127.0.0.1:9/p.bin', headers: { Authorization: 'Basic cGFzc3dvcmQ=' } }] };
+    expect((await post(user.apiKey, '/jobs', body, 'fingerprinted')).status).toBe(201);
+    const rows = await stack.ctx.db.$queryRaw<{ fingerprint: string }[]>`SELECT fingerprint FROM idempotency_keys WHERE user_id = ${user.userId}::uuid`;
+    expect(rows).toHaveLength(1);
+    const bare = createHash('sha256').update(`POST /jobs\n${JSON.stringify(body)}`).digest('hex');
+    expect(rows[0]!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(rows[0]!.fingerprint).not.toBe(bare);
+    // Still a fingerprint: the same request replays, another body is refused.
+    expect((await post(user.apiKey, '/jobs', body, 'fingerprinted')).headers.get('idempotent-replayed')).toBe('true');
+    expect((await post(user.apiKey, '/jobs', { files: [{ url: 'http://127.0.0.1:9/p.bin', headers: { Authorization: 'Basic b3RoZXI=' } }] }, 'fingerprinted')).status).toBe(422);
   });
 
   it('refuses a malformed key with 400 naming the header', async () => {

@@ -337,8 +337,8 @@ describe('a deleted source, and rotating SECRETS_KEY', () => {
       const newKey = generateSecretsKey();
       const during = secretBox(keyringFrom(newKey, before.ctx.config.SECRETS_KEY));
       const reports = await rotateSealedColumns(before.ctx.db, during);
-      expect(reports.map((r) => [r.table, r.column, r.resealed, r.current])).toEqual([['sources', 'secret_access_key', 1, 0], ['job_files', 'headers', 1, 0], ['jobs', 'encryption_password', 1, 0]]);
-      expect((await rotateSealedColumns(before.ctx.db, during)).map((r) => [r.resealed, r.current])).toEqual([[0, 1], [0, 1], [0, 1]]);
+      expect(reports.map((r) => [r.table, r.column, r.resealed, r.current])).toEqual([['sources', 'secret_access_key', 1, 0], ['job_files', 'headers', 1, 0], ['jobs', 'encryption_password', 1, 0], ['webhooks', 'secret', 0, 0], ['webhooks', 'previous_secret', 0, 0]]);
+      expect((await rotateSealedColumns(before.ctx.db, during)).map((r) => [r.resealed, r.current])).toEqual([[0, 1], [0, 1], [0, 1], [0, 0], [0, 0]]);
       const sealed = await before.ctx.db.$queryRaw<{ v: string }[]>`SELECT secret_access_key AS v FROM sources UNION ALL SELECT headers FROM job_files WHERE headers IS NOT NULL UNION ALL SELECT encryption_password FROM jobs WHERE encryption_password IS NOT NULL`;
       expect(sealed).toHaveLength(3);
       expect(new Set(sealed.map((row) => sealedKeyId(row.v)))).toEqual(new Set([during.currentKeyId]));

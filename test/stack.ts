@@ -56,6 +56,7 @@ export async function startStack(
     const sender = createDeliverySender({
       db: ctx.db,
       log: ctx.log,
+      secrets: ctx.secrets,
       queue: ctx.queues.webhook,
       allowPrivate: ctx.config.ALLOW_PRIVATE_URLS,
       retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,

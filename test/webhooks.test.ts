@@ -14,7 +14,8 @@ import {
   webhookListResponseSchema,
   webhookSecretResponseSchema,
 } from '@ap/contract';
-import { reconcile } from '@ap/jobs';
+import { reconcile, rotateSealedColumns, SEALED_COLUMNS } from '@ap/jobs';
+import { sealedKeyId } from '@ap/secrets';
 import { parseSignatureHeader, verifySignature } from '@ap/webhooks';
 import { call, createUser, download, startApi, waitForJob } from './helpers';
 import { bytesOf, startOrigin, type Origin } from './origin';
@@ -199,6 +200,34 @@ describe('job events', () => {
     expect(String(later!.headers['x-signature'])).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(verifySignature(String(later!.headers['x-signature']), fresh.secret, later!.raw)).toBe(true);
     expect(verifySignature(String(later!.headers['x-signature']), hook.secret, later!.raw)).toBe(false);
+  });
+
+  it('signing secrets are stored sealed (the columns read as ciphertext); a plain one from before is sealed by the rotation and still signs', async () => {
+    const key = await newUser();
+    const hook = await addWebhook(key, receiver.set('/sealed', [200]));
+    const rotated = webhookSecretResponseSchema.parse((await call(stack.url, 'POST', `/webhooks/${hook.id}/rotate-secret`, { key })).body).webhook;
+    const stored = async () => (await stack.ctx.db.$queryRaw<{ secret: string; previous_secret: string | null }[]>`SELECT secret, previous_secret FROM webhooks WHERE id = ${hook.id}::uuid`)[0]!;
+    const row = await stored();
+    for (const [value, plain] of [[row.secret, rotated.secret], [row.previous_secret!, hook.secret]] as const) {
+      expect(sealedKeyId(value)).toBe(stack.ctx.secrets.currentKeyId);
+      expect(value).not.toContain(plain.slice('whsec_'.length, 'whsec_'.length + 12));
+    }
+    await runJob(key, { files: [{ url: origin.set('/sealed.bin', { body: bytesOf(8, 10) }) }] });
+    const [first] = await receiver.waitFor('/sealed');
+    expect(verifySignature(String(first!.headers['x-signature']), rotated.secret, first!.raw)).toBe(true);
+    expect(verifySignature(String(first!.headers['x-signature']), hook.secret, first!.raw)).toBe(true);
+
+    // A row written in plain text before secrets were sealed: the rotation seals it, and it signs as before.
+    const legacy = 'whsec_' + 'L'.repeat(43);
+    await stack.ctx.db.$executeRaw`UPDATE webhooks SET secret = ${legacy}, previous_secret = NULL, previous_secret_expires_at = NULL WHERE id = ${hook.id}::uuid`;
+    const reports = await rotateSealedColumns(stack.ctx.db, stack.ctx.secrets, SEALED_COLUMNS.filter((c) => c.table === 'webhooks'));
+    expect(reports.find((r) => r.column === 'secret')!.resealed).toBeGreaterThanOrEqual(1);
+    const after = await stored();
+    expect(sealedKeyId(after.secret)).toBe(stack.ctx.secrets.currentKeyId);
+    expect(after.secret).not.toContain('LLLLLLLL');
+    await runJob(key, { files: [{ url: origin.set('/sealed2.bin', { body: bytesOf(9, 10) }) }] });
+    const [, second] = await receiver.waitFor('/sealed', 2);
+    expect(verifySignature(String(second!.headers['x-signature']), legacy, second!.raw)).toBe(true);
   });
 
   it('a deleted webhook gets nothing more', async () => {

@@ -6,6 +6,7 @@ import type { DbTx } from '@ap/db';
 import { fileHeadersPlace } from './file-access';
 import { sourceSecretPlace } from './sources';
 import { encryptionPasswordPlace } from './archive-options';
+import { isPlainWebhookSecret, webhookPreviousSecretPlace, webhookSecretPlace } from '@ap/webhooks';
 
 export interface SealedColumn {
   table: string;
@@ -14,18 +15,22 @@ export interface SealedColumn {
   keys: readonly string[];
   /** The place a row's value was sealed for (its associated data). */
   place(row: Record<string, unknown>): string;
+  /** Values stored in plain text before the column was sealed: the rotation seals them. */
+  isPlain?(stored: string): boolean;
 }
 
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'sources', column: 'secret_access_key', keys: ['id'], place: (row) => sourceSecretPlace(String(row.id)) },
   { table: 'job_files', column: 'headers', keys: ['job_id', 'position'], place: (row) => fileHeadersPlace(String(row.job_id), Number(row.position)) },
   { table: 'jobs', column: 'encryption_password', keys: ['id'], place: (row) => encryptionPasswordPlace(String(row.id)) },
+  { table: 'webhooks', column: 'secret', keys: ['id'], place: (row) => webhookSecretPlace(String(row.id)), isPlain: isPlainWebhookSecret },
+  { table: 'webhooks', column: 'previous_secret', keys: ['id'], place: (row) => webhookPreviousSecretPlace(String(row.id)), isPlain: isPlainWebhookSecret },
 ];
 
 export interface RotationReport {
   table: string;
   column: string;
-  /** Values sealed under another key, now under the current one. */
+  /** Values sealed under another key (or stored plain), now under the current one. */
   resealed: number;
   /** Values already under the current key. */
   current: number;
@@ -39,7 +44,7 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * the one read (a concurrent writer wins); run again, it finds nothing left to do. Values under
  * neither key throw (SecretUnreadableError): the rotation stops before the old key is dropped.
  */
-export async function rotateSealedColumns(db: DbTx, secrets: Pick<SecretBox, 'reseal' | 'currentKeyId'>, columns: readonly SealedColumn[] = SEALED_COLUMNS): Promise<RotationReport[]> {
+export async function rotateSealedColumns(db: DbTx, secrets: Pick<SecretBox, 'seal' | 'reseal' | 'currentKeyId'>, columns: readonly SealedColumn[] = SEALED_COLUMNS): Promise<RotationReport[]> {
   const reports: RotationReport[] = [];
   for (const col of columns) {
     const report: RotationReport = { table: col.table, column: col.column, resealed: 0, current: 0 };
@@ -55,7 +60,8 @@ export async function rotateSealedColumns(db: DbTx, secrets: Pick<SecretBox, 're
       );
       if (rows.length === 0) break;
       for (const row of rows) {
-        const resealed = secrets.reseal(String(row.sealed), col.place(row));
+        const stored = String(row.sealed);
+        const resealed = col.isPlain?.(stored) ? secrets.seal(stored, col.place(row)) : secrets.reseal(stored, col.place(row));
         if (resealed === undefined) {
           report.current++;
           continue;

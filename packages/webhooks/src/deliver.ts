@@ -10,6 +10,7 @@ import type { Db } from '@ap/db';
 import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents, type GuardOptions } from '@ap/fetch';
 import type { WebhookEventBody } from '@ap/contract';
 import type { Logger } from '@ap/log';
+import type { SecretBox } from '@ap/secrets';
 import { jobIds, type Queue, type WebhookDeliveryPayload } from '@ap/queue';
 import { withDownloadUrls } from './body';
 import { BUSY_WEBHOOK_DELAY_MS, discardResponseBody, InFlightPerWebhook } from './limits';
@@ -24,6 +25,8 @@ const CLAIM_MS = 60_000;
 export interface DeliveryDeps {
   db: Db;
   log: Logger;
+  /** Opens the sealed signing secrets. */
+  secrets: Pick<SecretBox, 'open'>;
   /** Where the next attempt goes (delayed by the schedule). */
   queue: Queue<WebhookDeliveryPayload>;
   allowPrivate: boolean;
@@ -103,7 +106,7 @@ async function attempt(deps: DeliveryDeps, agents: GuardedAgents, guard: GuardOp
     'user-agent': WEBHOOK_USER_AGENT,
     'x-webhook-id': hook.id,
     'x-delivery-id': delivery.id,
-    'x-signature': signatureHeader(signingSecrets(hook, now), timestamp, body),
+    'x-signature': signatureHeader(signingSecrets(deps.secrets, hook, now), timestamp, body),
   };
   const started = Date.now();
   const result = await post(hook.url, body, headers, agents, guard);

@@ -1,8 +1,10 @@
 // The webhooks table: the one owner of its rows. Webhooks are deleted softly (deleted_at) so
 // their delivery history stays consistent; a deleted webhook is gone for its user and gets
 // nothing more.
-import { MAX_WEBHOOKS_PER_USER, type WebhookEvent } from '@ap/contract';
+import { randomUUID } from 'node:crypto';
+import { MAX_WEBHOOKS_PER_USER, WEBHOOK_SECRET_PREFIX, type WebhookEvent } from '@ap/contract';
 import type { Db } from '@ap/db';
+import type { SecretBox } from '@ap/secrets';
 import { eventsOf } from './outbox';
 import { newWebhookSecret } from './signature';
 
@@ -17,6 +19,20 @@ export interface WebhookRow {
   createdAt: Date;
 }
 
+/** The places (@ap/secrets associated data) a webhook's current and replaced signing secrets are sealed for. */
+export const webhookSecretPlace = (id: string) => `webhooks.secret:${id}`;
+export const webhookPreviousSecretPlace = (id: string) => `webhooks.previous_secret:${id}`;
+
+/**
+ * A stored signing secret in plain text: a row written before secrets were sealed, until
+ * `pnpm admin secrets rotate` seals it (docs/api-hardening.md#sealed-webhook-secrets).
+ */
+export const isPlainWebhookSecret = (stored: string) => stored.startsWith(WEBHOOK_SECRET_PREFIX);
+
+function openWebhookSecret(secrets: Pick<SecretBox, 'open'>, stored: string, place: string): string {
+  return isPlainWebhookSecret(stored) ? stored : secrets.open(stored, place);
+}
+
 const select = { id: true, url: true, events: true, description: true, createdAt: true } as const;
 const toRow = (r: { id: string; url: string; events: unknown; description: string | null; createdAt: Date }): WebhookRow => ({ ...r, events: eventsOf(r.events) });
 
@@ -26,15 +42,17 @@ const toRow = (r: { id: string; url: string; events: unknown; description: strin
  */
 export async function createWebhook(
   db: Db,
+  secrets: Pick<SecretBox, 'seal'>,
   input: { userId: string; url: string; events: WebhookEvent[]; description: string | null },
 ): Promise<{ ok: true; webhook: WebhookRow; secret: string } | { ok: false; reason: 'limit' }> {
   return db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM users WHERE id = ${input.userId}::uuid FOR UPDATE`;
     const live = await tx.webhook.count({ where: { userId: input.userId, deletedAt: null } });
     if (live >= MAX_WEBHOOKS_PER_USER) return { ok: false as const, reason: 'limit' as const };
+    const id = randomUUID();
     const secret = newWebhookSecret();
     const row = await tx.webhook.create({
-      data: { userId: input.userId, url: input.url, events: input.events, description: input.description, secret },
+      data: { id, userId: input.userId, url: input.url, events: input.events, description: input.description, secret: secrets.seal(secret, webhookSecretPlace(id)) },
       select,
     });
     return { ok: true as const, webhook: toRow(row), secret };
@@ -69,7 +87,7 @@ export async function deleteWebhook(db: Db, userId: string, id: string, now = ne
  * A new secret; the one it replaces keeps signing beside it for ROTATION_OVERLAP_MS, so a
  * receiver can switch over without rejecting deliveries in between.
  */
-export async function rotateWebhookSecret(db: Db, userId: string, id: string, now = new Date()): Promise<{ webhook: WebhookRow; secret: string } | null> {
+export async function rotateWebhookSecret(db: Db, secrets: Pick<SecretBox, 'seal' | 'open'>, userId: string, id: string, now = new Date()): Promise<{ webhook: WebhookRow; secret: string } | null> {
   return db.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<{ secret: string }[]>`SELECT secret FROM webhooks WHERE id = ${id}::uuid AND user_id = ${userId}::uuid AND deleted_at IS NULL FOR UPDATE`;
     const current = rows[0];
@@ -77,7 +95,11 @@ export async function rotateWebhookSecret(db: Db, userId: string, id: string, no
     const secret = newWebhookSecret();
     const row = await tx.webhook.update({
       where: { id },
-      data: { secret, previousSecret: current.secret, previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS) },
+      data: {
+        secret: secrets.seal(secret, webhookSecretPlace(id)),
+        previousSecret: secrets.seal(openWebhookSecret(secrets, current.secret, webhookSecretPlace(id)), webhookPreviousSecretPlace(id)),
+        previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+      },
       select,
     });
     return { webhook: toRow(row), secret };
@@ -85,8 +107,15 @@ export async function rotateWebhookSecret(db: Db, userId: string, id: string, no
 }
 
 /** The secrets a delivery is signed with at `now`: the current one first, then the replaced one while its overlap lasts. */
-export function signingSecrets(hook: { secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null }, now: Date): string[] {
-  return hook.previousSecret && hook.previousSecretExpiresAt && hook.previousSecretExpiresAt > now ? [hook.secret, hook.previousSecret] : [hook.secret];
+export function signingSecrets(
+  secrets: Pick<SecretBox, 'open'>,
+  hook: { id: string; secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null },
+  now: Date,
+): string[] {
+  const current = openWebhookSecret(secrets, hook.secret, webhookSecretPlace(hook.id));
+  return hook.previousSecret && hook.previousSecretExpiresAt && hook.previousSecretExpiresAt > now
+    ? [current, openWebhookSecret(secrets, hook.previousSecret, webhookPreviousSecretPlace(hook.id))]
+    : [current];
 }
 
 export interface DeliveryRow {

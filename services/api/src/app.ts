@@ -121,7 +121,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // Create routes take an Idempotency-Key (one line per route: `post(path, idempotent, ...)`).
   const idempotent = idempotency({ db: ctx.db, secret: ctx.config.SESSION_SECRET, now: options.clock });
   app.use('/api-keys', protect, apiKeysRouter(ctx.db, idempotent));
-  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
+  app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
   app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets }));

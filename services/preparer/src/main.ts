@@ -23,6 +23,7 @@ worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.mes
 const deliveries = createDeliverySender({
   db: ctx.db,
   log: ctx.log,
+  secrets: ctx.secrets,
   queue: queues.webhook,
   allowPrivate: ctx.config.ALLOW_PRIVATE_URLS,
   retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,

@@ -1,6 +1,6 @@
 // Idempotency-Key on create routes (decisions.md "Idempotent requests"): one line per route,
 // `router.post(path, idempotent, handler)`, after authentication.
-import { createHash } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { ApiError } from '@ap/contract';
 import type { Db } from '@ap/db';
@@ -13,18 +13,28 @@ const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 
 export interface IdempotencyOptions {
   db: Db;
-  /** Derives the key that encrypts stored responses (with the Idempotency-Key itself). */
+  /**
+   * The server secret (SESSION_SECRET) the keys of this table are derived from: the one that
+   * encrypts stored responses (with the Idempotency-Key itself) and the one fingerprints are
+   * HMACs under (docs/api-hardening.md#idempotency-fingerprints).
+   */
   secret: string;
   /** The clock keys expire by (tests move it). */
   now?: () => Date;
 }
 
-/** What makes two requests the same: method, path (query included) and body. */
-function fingerprintOf(method: string, url: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('hex');
+/** The HMAC key of fingerprints: an HKDF subkey of the server secret, of no other use. */
+function fingerprintKey(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, '', 'idempotency-fingerprint', 32));
+}
+
+/** What makes two requests the same: method, path (query included) and body, keyed so that a stored value confirms no guess of a body's secrets. */
+function fingerprintOf(hmacKey: Buffer, method: string, url: string, body: unknown): string {
+  return createHmac('sha256', hmacKey).update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('hex');
 }
 
 export function idempotency({ db, secret, now = () => new Date() }: IdempotencyOptions): RequestHandler {
+  const hmacKey = fingerprintKey(secret);
   return (req, res, next) => {
     const key = req.get(IDEMPOTENCY_KEY_HEADER);
     if (key === undefined) return next();
@@ -33,7 +43,7 @@ export function idempotency({ db, secret, now = () => new Date() }: IdempotencyO
     const at = now();
     void (async () => {
       await deleteExpiredIdempotencyKeys(db, userId, at);
-      const claim = await claimIdempotencyKey(db, secret, { userId, key, fingerprint: fingerprintOf(req.method, req.originalUrl, req.body), now: at });
+      const claim = await claimIdempotencyKey(db, secret, { userId, key, fingerprint: fingerprintOf(hmacKey, req.method, req.originalUrl, req.body), now: at });
       switch (claim.kind) {
         case 'reused':
           throw new ApiError('IDEMPOTENCY_KEY_REUSED', `this ${IDEMPOTENCY_KEY_HEADER} was used with another request; use a new key for a new request`);

@@ -3,6 +3,7 @@
 import { Router, type RequestHandler } from 'express';
 import { ApiError, listDeliveriesQuerySchema, MAX_WEBHOOKS_PER_USER, webhookCreateSchema, type WebhookDeliveryView, type WebhookView } from '@ap/contract';
 import type { Db } from '@ap/db';
+import type { SecretBox } from '@ap/secrets';
 import { checkDestination } from '@ap/fetch';
 import { createWebhook, deleteWebhook, findWebhook, listDeliveries, listWebhooks, rotateWebhookSecret, type DeliveryRow, type WebhookRow } from '@ap/webhooks';
 import { authOf } from '../http/auth';
@@ -11,6 +12,8 @@ import { parseOrThrow } from '../http/validate';
 
 export interface WebhooksDeps {
   db: Db;
+  /** Seals signing secrets at rest. */
+  secrets: SecretBox;
   /** ALLOW_PRIVATE_URLS: webhook URLs follow the same address rules as fetched URLs. */
   allowPrivate: boolean;
   /** The Idempotency-Key middleware of create routes. */
@@ -71,7 +74,7 @@ export function webhooksRouter(deps: WebhooksDeps): Router {
     const { user } = authOf(req);
     const body = parseOrThrow(webhookCreateSchema, req.body ?? {});
     await checkWebhookUrl(body.url, deps.allowPrivate);
-    const created = await createWebhook(db, { userId: user.id, url: body.url, events: body.events, description: body.description ?? null });
+    const created = await createWebhook(db, deps.secrets, { userId: user.id, url: body.url, events: body.events, description: body.description ?? null });
     if (!created.ok) throw new ApiError('PLAN_LIMIT_EXCEEDED', `at most ${MAX_WEBHOOKS_PER_USER} webhooks per user; delete one first`);
     res.status(201).json({ success: true, webhook: { ...webhookView(created.webhook), secret: created.secret } });
   });
@@ -90,7 +93,7 @@ export function webhooksRouter(deps: WebhooksDeps): Router {
 
   router.post('/:id/rotate-secret', async (req, res) => {
     const id = req.params.id;
-    const rotated = isUuid(id) ? await rotateWebhookSecret(db, authOf(req).user.id, id) : null;
+    const rotated = isUuid(id) ? await rotateWebhookSecret(db, deps.secrets, authOf(req).user.id, id) : null;
     if (!rotated) throw new ApiError('NOT_FOUND', 'webhook not found');
     res.json({ success: true, webhook: { ...webhookView(rotated.webhook), secret: rotated.secret } });
   });
