@@ -45,6 +45,7 @@ export default async function globalSetup(): Promise<void> {
     // Tests that exercise the limit set their own.
     RATE_LIMIT_PER_MINUTE: '100000',
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '100000',
+    DOWNLOAD_RATE_LIMIT: '100000',
     // Tests stand in for clients behind a proxy on loopback.
     TRUSTED_PROXIES: '127.0.0.1,::1',
   });

@@ -121,6 +121,7 @@ export async function startBenchEnv(extra: Record<string, string> = {}): Promise
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '1000000',
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '1000000',
+    DOWNLOAD_RATE_LIMIT: '1000000',
     ALLOW_PRIVATE_URLS: 'true',
     HEALTH_PORT: '0',
     ...extra,

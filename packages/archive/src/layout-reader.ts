@@ -8,6 +8,7 @@ import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type File
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
 import { encryptedBody } from './encrypted-body';
+import { KeysAhead } from './keys-ahead';
 
 /** Tunables; tests and benches shrink them. */
 export interface LayoutReaderOptions {
@@ -69,6 +70,8 @@ export class LayoutReader {
   private first: { piece: BodyPiece; source: DataSource } | null = null;
   /** The plan of the slices asked for (packages/zip `planSlices`), made once per reader. */
   private planned: { slices: readonly SegmentSlice[]; plan: RangePlan } | null = null;
+  /** An encrypted layout's keys, derived off the event loop before each entry's bytes are made. */
+  private keys: KeysAhead | null = null;
 
   constructor(
     private readonly fetcher: Fetcher,
@@ -87,6 +90,7 @@ export class LayoutReader {
     const plan = this.planOf(slices);
     for (const { entry, from } of plan.upfront) {
       const input = this.inputs[entry]!;
+      await this.keys?.need(entry);
       if (this.layout.encryption) this.learnMac(entry, (await this.macUpTo(entry, input.size)).digest());
       else this.learn(entry, await this.crcOfRange(input, from, input.size));
     }
@@ -103,6 +107,7 @@ export class LayoutReader {
       ? planSlices(this.layout, slices, { has: (e) => this.macs.has(e), checkpoint: (e) => this.macCheckpoint(e) })
       : planSlices(this.layout, slices, { has: (e) => this.crcs.has(e), checkpoint: (e) => this.inputs[e]!.checkpoint });
     this.planned = { slices, plan };
+    if (this.layout.encryption) this.keys = new KeysAhead(this.layout.encryption, plan);
     return plan;
   }
 
@@ -144,6 +149,7 @@ export class LayoutReader {
       for (const piece of plan.pieces) {
         if (piece.kind === 'record') {
           const { segment, from, length } = piece.slice;
+          if (segment.kind === 'header' || segment.kind === 'mac') await this.keys?.need(segment.entry);
           const bytes = renderSegment(this.layout, segment, (e) => this.crcOf(e), (e) => this.macOf(e));
           batch.push(from === 0 && length === bytes.length ? bytes : bytes.subarray(from, from + length));
           batched += length;
@@ -272,6 +278,7 @@ export class LayoutReader {
     const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
     if (this.layout.encryption) {
+      await this.keys?.need(entry);
       // The MAC runs over the whole ciphertext: tracked from 0 or a kept checkpoint, or over a prefix fetched first.
       const mac = crc === null ? null : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
       const opened = await this.open(input, from, to);

@@ -116,6 +116,8 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   // Requests with a missing or unknown API key per client address and minute, counted before any lookup.
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+  // GET /download/:token requests per ZIP and minute, across replicas (a link holder repeating a download).
+  DOWNLOAD_RATE_LIMIT: positiveInt.default(300),
   // Proxies whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated; none by default.
   TRUSTED_PROXIES: addressList.default([]),
   // DNS servers for user-given hosts (job URLs, webhooks, source endpoints); none: the system's.

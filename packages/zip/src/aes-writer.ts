@@ -90,6 +90,8 @@ export class AesZipWriter implements ZipOutput {
     const offset = this.offset;
     // A deflated entry's local header says method 8 in its 0x9901 field (its sizes come later).
     const header: EntryRecord = { name: entry.name, size: 0, offset, zip64: false, aes: true, ...(entry.level === null ? {} : { deflated: 0 }) };
+    // Derived on the thread pool: the event loop serves other requests meanwhile.
+    await this.encryption.ready([index]);
     await this.push(Buffer.concat([localHeader(header, entry.time), this.encryption.preamble(index)]));
     const cipher = this.encryption.cipher(index);
     const mac = this.encryption.mac(index);

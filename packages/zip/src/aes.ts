@@ -6,7 +6,8 @@
 // (bytes 16n..16n+15) is encrypted with counter n+1 and any byte range can be encrypted alone:
 // that is what keeps stream mode's exact sizes and Range. Node's aes-256-ctr counts big-endian,
 // so the keystream is made here from AES-256-ECB blocks of the counters.
-import { createCipheriv, createHash, createHmac, pbkdf2Sync, type Cipheriv, type Hash } from 'node:crypto';
+import { createCipheriv, createHash, createHmac, type Cipheriv, type Hash } from 'node:crypto';
+import { processAesKeys, type AesKeyStore, type AesKeys } from './aes-keys';
 import { counterBlocks, MAX_COUNTER_BYTES, xorInto } from './ctr-kernels';
 
 export const AES_METHOD = 99;
@@ -17,20 +18,7 @@ export const AES_MAC = 10;
 export const AES_OVERHEAD = AES_SALT + AES_VERIFIER + AES_MAC;
 /** The 0x9901 extra field, in both the local header and the central record. */
 export const AES_EXTRA = 11;
-const PBKDF2_ITERATIONS = 1000;
 const BLOCK = 16;
-
-export interface AesKeys {
-  aesKey: Buffer;
-  macKey: Buffer;
-  verifier: Buffer;
-}
-
-/** PBKDF2-HMAC-SHA1 as AE-x specifies it: about a millisecond of CPU per entry. */
-export function deriveAesKeys(password: string, salt: Buffer): AesKeys {
-  const derived = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, PBKDF2_ITERATIONS, 32 + 32 + AES_VERIFIER, 'sha1');
-  return { aesKey: derived.subarray(0, 32), macKey: derived.subarray(32, 64), verifier: derived.subarray(64) };
-}
 
 /**
  * An entry's salt: HMAC-SHA256 of the ZIP's sequence and the entry's index under the job's
@@ -139,28 +127,32 @@ export class EntryMac {
 
 /**
  * The encryption of one ZIP: the password, the job's salt seed and the ZIP's sequence. Keys
- * are derived once per entry and kept (a download of many entries derives each once).
+ * come from the process's key store: `ready` derives them off the event loop before they are
+ * used; the other methods derive on the spot only keys not readied (tests, references).
  */
 export class ZipEncryption {
-  private readonly keys = new Map<number, AesKeys>();
+  private readonly tag: string;
 
   constructor(
     private readonly password: string,
     private readonly seed: Buffer,
     private readonly zipSequence: number,
-  ) {}
+    private readonly keys: AesKeyStore = processAesKeys,
+  ) {
+    this.tag = keys.passwordTag(password);
+  }
 
   salt(entry: number): Buffer {
     return entrySalt(this.seed, this.zipSequence, entry);
   }
 
+  /** Derives the entries' keys on the thread pool (those not kept yet). */
+  async ready(entries: Iterable<number>): Promise<void> {
+    await Promise.all(Array.from(entries, (entry) => this.keys.ready(this.tag, this.password, this.salt(entry))));
+  }
+
   keysOf(entry: number): AesKeys {
-    let keys = this.keys.get(entry);
-    if (!keys) {
-      keys = deriveAesKeys(this.password, this.salt(entry));
-      this.keys.set(entry, keys);
-    }
-    return keys;
+    return this.keys.keysNow(this.tag, this.password, this.salt(entry));
   }
 
   /** The salt and verifier that open the entry's data. */

@@ -6,4 +6,5 @@ export { newZipFile, newZipOutput, YAZL_ENTRY_OPTIONS, type ZipOutput } from './
 export { AesZipWriter } from './aes-writer';
 export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, type CrcPlan, type StreamInputValidators } from './stream-plan';
 export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, type BuiltRange, type KnownCrcs, type RangePiece, type RangePlan } from './range';
-export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, deriveAesKeys, EntryMac, entrySalt, ZipEncryption, type AesKeys } from './aes';
+export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, EntryMac, entrySalt, ZipEncryption } from './aes';
+export { aesKeyDerivations, AesKeyStore, type AesKeys } from './aes-keys';

@@ -23,6 +23,7 @@ import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits 
 import { referenceRouter } from './routes/reference';
 import { dashboardRouter } from './routes/dashboard';
 import { plannedZips } from './download/planned';
+import { perZipDownloadLimit } from './download/download-limit';
 import { httpMetrics } from './http/metrics';
 import { idempotency } from './http/idempotency';
 import { streamSlots } from './download/stream-slots';
@@ -103,6 +104,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       plannedZip,
       onDownloadEnd,
       streamSlots: slots,
+      perZipLimit: perZipDownloadLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.DOWNLOAD_RATE_LIMIT, ctx.config.DOWNLOAD_TOKEN_SECRET),
     }),
   );
 

@@ -1,6 +1,6 @@
 // GET /download/:token: the signed token names a bin, read once; the route picks the ZIP's
 // servable form (stored object or planned stream), answers the head and ranges, then sends.
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { ApiError } from '@ap/contract';
 import { binForDownload, type Db, type DownloadBin } from '@ap/db';
 import type { Logger } from '@ap/log';
@@ -23,6 +23,8 @@ export interface DownloadDeps {
   onDownloadEnd?: (end: DownloadEnd) => void;
   /** Stream downloads in flight per user (STREAM_DOWNLOADS_PER_USER). */
   streamSlots?: StreamSlots;
+  /** Requests per ZIP and minute (DOWNLOAD_RATE_LIMIT), before the bin is read. */
+  perZipLimit?: RequestHandler;
 }
 
 /** When a user at the stream download cap is told to try again (seconds). */
@@ -30,9 +32,15 @@ const STREAM_SLOT_RETRY_AFTER_S = 5;
 
 export function downloadRouter(deps: DownloadDeps): Router {
   const router = Router();
-  router.get('/:token', async (req, res) => {
-    // Listened for before any await: a client that hangs up meanwhile still ends what it took.
-    const ended = responseEnded(res);
+  const limit: RequestHandler[] = deps.perZipLimit ? [deps.perZipLimit] : [];
+  // The response's end is listened for first, before any await (the limit's included): a
+  // client that hangs up meanwhile still ends what the request took.
+  const listen: RequestHandler = (_req, res, next) => {
+    res.locals.ended = responseEnded(res);
+    next();
+  };
+  router.get('/:token', listen, ...limit, async (req, res) => {
+    const ended = res.locals.ended as AbortSignal;
     const verdict = verifyDownloadToken(req.params.token, deps.tokenSecret, new Date());
     if (!verdict.ok) {
       throw new ApiError(verdict.code, verdict.code === 'EXPIRED_TOKEN' ? 'download link has expired' : 'download link is not valid');

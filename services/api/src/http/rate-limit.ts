@@ -8,7 +8,7 @@ import { sharedLimiter, type SharedLimiter } from './shared-limiter';
 const WINDOW_SECONDS = 60;
 
 /** express-rate-limit's counting done by a shared limiter (Redis, or per process while Redis is away). */
-class SharedLimiterStore implements Store {
+export class SharedLimiterStore implements Store {
   constructor(private readonly limiter: SharedLimiter) {}
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
