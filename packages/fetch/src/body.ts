@@ -1,76 +1,26 @@
 /**
- * A response body that survives being cut midway: a reset, an idle stall or a short close is
- * resumed with a ranged GET of `[received, end)` (source.ts, with the validator), up to the
- * retry count. The consumer sees one continuous stream (yazl's CRC-32 carries on unchanged).
- * It is also the fetch-ahead scheduler's buffer (ahead.ts): `readAhead` bytes are read ahead
- * unconsumed, and a body held back that long is parked (closed quietly before an idle timeout),
- * to be resumed when read. In ranged mode (`addSegment`) the body is the concatenation of its
- * main response, cut short, and segments fetched on connections of their own
- * (body-segments.ts); an origin answering a segment with 200 ends ranged mode.
+ * A response body (body-resume.ts: continued after a cut, parked while held back) that ranged
+ * mode (`addSegment`) splits: the body is the concatenation of its main response, cut short,
+ * and segments fetched on connections of their own (body-segments.ts); an origin answering a
+ * segment with 200 ends ranged mode.
  */
 import type { Readable } from 'node:stream';
 import { SegmentList } from './body-segments';
-import { MeteredReadable } from './body-reader';
-import { isCut, wholeBodyError, type BodyStreamOptions } from './body-options';
-import { FetchError, shortBodyError } from './errors';
+import { ResumableBody } from './body-resume';
+import type { FetchError } from './errors';
 
 export type { BodyStreamOptions, OpenSegment, ResumeBody } from './body-options';
 export { isCut } from './body-options';
 
-const noop = (): void => {};
-
-export class BodyStream extends MeteredReadable {
-  /** Continuations made after cuts (not counting a held body's quiet reopen). */
-  continuations = 0;
-  private lead = 0;
-
-  /** Called with the size of every chunk that arrives from the origin (the service's byte count). */
-  onOriginBytes: ((bytes: number) => void) | null = null;
-  /** Called whenever bytes were buffered (the scheduler's measurement). */
-  onBuffered: (() => void) | null = null;
-
-  private source: Readable | null;
-  /** Where the current source's response ends (a cut before it is a cut). */
-  private sourceEnd: number;
-  /** Bytes before this come from the main source; the segments cover the rest, in order. */
-  private mainStop: number;
+export class BodyStream extends ResumableBody {
   private readonly segments = new SegmentList();
   /** The main source is done: bytes are handed on from `segments[0]`. */
   private draining = false;
   /** A segment was answered with the whole body: no more ranges for this body. */
   private rangesRefused = false;
-  private requestsHeld = 0;
-  private sourcePaused = false;
-  private reopening = false;
-  /** The source was closed while held back: reopen on the next read, no retry charged. */
-  private parked = false;
-  private holdTimer: NodeJS.Timeout | null = null;
-  private readonly opts: BodyStreamOptions;
-  private readonly stopWatchingSignal: () => void = noop;
-
-  constructor(source: Readable, opts: BodyStreamOptions) {
-    super({ highWaterMark: 64 * 1024 });
-    this.opts = opts;
-    this.source = source;
-    this.sourceEnd = opts.size ?? Infinity;
-    this.mainStop = this.sourceEnd;
-    this.attach(source);
-    this.requestsHeld = 1;
-    // The body itself ends on its signal: with all of it read ahead, or its connection let go
-    // while held, no request is open to carry the abort, and its reader would wait for ever.
-    const signal = opts.signal;
-    if (signal) {
-      const cancelled = () => this.destroy(new FetchError('aborted', 'cancelled', { retryable: false }));
-      if (signal.aborted) queueMicrotask(cancelled);
-      else {
-        signal.addEventListener('abort', cancelled, { once: true });
-        this.stopWatchingSignal = () => signal.removeEventListener('abort', cancelled);
-      }
-    }
-  }
 
   /** Requests this body holds open now (its main response and its segments not yet fetched). */
-  get requests(): number {
+  override get requests(): number {
     return (this.source !== null || this.reopening ? 1 : 0) + this.segments.unfetched;
   }
 
@@ -87,7 +37,7 @@ export class BodyStream extends MeteredReadable {
   }
 
   /** Whether the body has been split into segments. */
-  get ranged(): boolean {
+  override get ranged(): boolean {
     return this.segments.length > 0 || this.draining;
   }
 
@@ -140,15 +90,8 @@ export class BodyStream extends MeteredReadable {
     return true;
   }
 
-  private noteRequests(): void {
-    const n = this.requests;
-    if (n === this.requestsHeld) return;
-    this.requestsHeld = n;
-    this.emit('requests', n);
-  }
-
   /** The main response reached its cut: the segments go on from there. */
-  private handOver(): void {
+  protected handOver(): void {
     this.dropSource();
     this.sourcePaused = false;
     if (this.segments.length === 0) {
@@ -186,12 +129,6 @@ export class BodyStream extends MeteredReadable {
     }
   }
 
-  private finish(): void {
-    this.fetched = true;
-    this.noteRequests();
-    this.push(null);
-  }
-
   /** Drops every segment (their reservations go back); the body goes on from `received`. */
   private dropSegments(): void {
     this.segments.dropAll((segment) => this.emit('segment-done', segment.to - segment.from));
@@ -217,197 +154,18 @@ export class BodyStream extends MeteredReadable {
     this.destroy(this.finalError(error));
   }
 
-  /**
-   * Bytes this body may hold unread before it stops reading its source (the scheduler's
-   * reservation); 0: the highWaterMark. Raised on a body held back, its source reads on at once.
-   */
-  get readAhead(): number {
-    return this.lead;
-  }
-
-  set readAhead(bytes: number) {
-    this.lead = bytes;
-    if (!this.destroyed && this.roomAhead()) this.resumeSource();
-  }
-
-  /** A source held back reads on. */
-  private resumeSource(): void {
-    if (!this.sourcePaused || !this.source) return;
-    this.clearHold();
-    this.sourcePaused = false;
-    this.source.resume();
-  }
-
-  /** Whether the source may still be read further into the buffer. */
-  private roomAhead(): boolean {
-    return this.readableLength < Math.max(this.readAhead, this.readableHighWaterMark);
-  }
-
-  private attach(source: Readable): void {
-    this.sourcePaused = false;
-    // An error kept from before this listener (stream.errored) is reported by 'error' anyway
-    // on the next tick of a destroyed stream; readable streams re-emit nothing, so check it.
-    source.on('data', (chunk: Buffer) => {
-      if (source !== this.source) return;
-      this.onOriginBytes?.(chunk.length);
-      if (this.opts.size !== null && this.received + chunk.length > this.opts.size) {
-        this.received += chunk.length;
-        return this.fail(new FetchError('length', `body longer than ${this.opts.lengthName} (more than ${this.opts.size} bytes)`, { retryable: false }));
-      }
-      if (this.received + chunk.length >= this.mainStop && this.mainStop < this.sourceEnd) {
-        // The cut: the bytes after it are the segments'.
-        if (this.mainStop > this.received) this.deliver(chunk.subarray(0, this.mainStop - this.received));
-        return this.handOver();
-      }
-      this.deliver(chunk);
-      // A source whose last byte is in is left to end (its connection is then free), full or not.
-      if (!this.roomAhead() && this.received < this.sourceEnd) this.holdSource(source);
-    });
-    source.once('end', () => {
-      if (source !== this.source) return;
-      this.clearHold();
-      if (this.opts.size !== null && this.received < this.sourceEnd) return this.cut(shortBodyError(this.received, this.opts.size, this.opts.lengthName));
-      if (this.opts.size !== null && this.received < this.mainStop) {
-        // A continuation asked before the segments were given up: the rest, uncharged.
-        this.source = null;
-        return this.reopen(false);
-      }
-      if (this.ranged) return this.handOver();
-      this.source = null;
-      this.finish();
-    });
-    source.on('error', (err: unknown) => {
-      if (source !== this.source) return;
-      this.cut(this.opts.toError(err));
-    });
-    if (source.errored) queueMicrotask(() => source.emit('error', source.errored));
-  }
-
-  private holdSource(source: Readable): void {
-    if (this.sourcePaused) return;
-    this.sourcePaused = true;
-    source.pause();
-    this.resetPace(); // read slower than it arrives: a later wait is measured afresh
-    this.emit('held');
-    // Held back this long: let the connection go before a timeout (ours or the origin's) does.
-    if (this.opts.resume && this.opts.size !== null) {
-      this.holdTimer = setTimeout(() => this.park(), this.opts.holdLimitMs);
-      this.holdTimer.unref();
-    }
-  }
-
-  private clearHold(): void {
-    if (this.holdTimer) clearTimeout(this.holdTimer);
-    this.holdTimer = null;
-  }
-
-  /** Closes the held connection quietly; the body continues from `received` when read. */
-  private park(): void {
-    this.holdTimer = null;
-    if (!this.sourcePaused || !this.source || this.destroyed) return;
-    this.dropSource();
-    this.parked = true;
-    this.noteRequests();
-  }
-
-  /** Node asks _read for more only once until a push: a body parked or draining since then would never be asked again. */
-  protected pullIfIdle(): void {
-    if (this.parked || this.draining) this._read();
+  protected override pullIfIdle(): void {
+    if (this.draining) this._read();
+    else super.pullIfIdle();
   }
 
   override _read(): void {
     if (this.draining) return this.drain(true);
-    if (this.parked) {
-      this.parked = false;
-      this.reopen(false);
-      return;
-    }
-    this.resumeSource();
-  }
-
-  /** Lets the current response go (its late errors ignored). */
-  private dropSource(): void {
-    const source = this.source;
-    this.source = null;
-    this.clearHold();
-    if (source) {
-      source.on('error', noop);
-      source.destroy();
-    }
-  }
-
-  private fail(error: Error): void {
-    this.dropSegments();
-    this.dropSource();
-    this.destroy(error);
-  }
-
-  /** The source died: continue from the last byte when that is allowed, else fail. */
-  private cut(error: FetchError): void {
-    this.dropSource();
-    if (this.destroyed) return;
-    const held = this.sourcePaused;
-    const canContinue = this.opts.resume !== undefined && this.opts.size !== null && isCut(error) && !this.opts.signal?.aborted;
-    if (canContinue && held) {
-      // Died while we held it back (not the origin's fault): continue when read, uncharged.
-      this.parked = true;
-      this.noteRequests();
-      return;
-    }
-    if (!canContinue || this.continuations >= this.opts.retries) {
-      this.destroy(this.finalError(error));
-      return;
-    }
-    this.reopen(true);
-  }
-
-  private finalError(error: FetchError): FetchError {
-    return wholeBodyError(error, this.received, this.opts, this.continuations + 1);
-  }
-
-  private reopen(charged: boolean): void {
-    if (this.reopening || this.destroyed) return;
-    this.reopening = true;
-    if (charged) this.continuations++;
-    const delay = charged ? this.opts.backoff(this.continuations) : 0;
-    const go = async (): Promise<void> => {
-      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      if (this.destroyed) return;
-      if (this.opts.signal?.aborted) throw new FetchError('aborted', 'cancelled', { retryable: false });
-      const end = this.mainStop;
-      return this.opts.resume!(this.received, end, this.opts.signal).then((next) => {
-        this.reopening = false;
-        if (this.destroyed) {
-          next.on('error', noop);
-          next.destroy();
-          return;
-        }
-        this.source = next;
-        this.sourceEnd = end;
-        this.attach(next);
-        this.noteRequests();
-      });
-    };
-    this.noteRequests();
-    go().catch((err: unknown) => {
-      this.reopening = false;
-      this.noteRequests();
-      if (this.destroyed) return;
-      const error = this.opts.toError(err);
-      if (isCut(error) || error.retryable) {
-        if (this.continuations < this.opts.retries) return this.reopen(true);
-        this.destroy(this.finalError(error));
-        return;
-      }
-      this.destroy(error);
-    });
+    super._read();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.stopWatchingSignal();
-    this.dropSource();
     this.dropSegments();
-    this.noteRequests();
-    callback(error);
+    super._destroy(error, callback);
   }
 }
