@@ -1,6 +1,6 @@
 import type { Processor } from 'bullmq';
-import { dedupeEntryNames, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, entryNameOf, fileAccessOf, mapLimit, newZipId, queueBinsOf } from '@ap/jobs';
+import { dedupeEntryNames, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
+import { announceDeliveries, endJob, entryNameOf, expandPrefixEntries, fileAccessOf, mapLimit, newZipId, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
@@ -33,8 +33,6 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   const { db, fetcher, log } = ctx;
   const job = await db.job.findUnique({ where: { id: payload.jobId } });
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
-  const rows = await filesToProbe(db, job.id);
-  const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
@@ -42,7 +40,24 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   }, HEARTBEAT_MS);
   let probed: ProbedFile[];
   try {
+    // Prefix entries first: listed into one file row per object, their probes known from the listing.
+    let expansion: PrefixExpansion = { ok: true, listed: new Map(), failedPrefixes: new Map() };
+    if (job.prefixEntries > 0) {
+      const { plan } = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } });
+      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode));
+      if (!expansion.ok) {
+        if (expansion.error !== null) await failWhilePreparing(ctx, queues, job, expansion.error);
+        return;
+      }
+    }
+    const { listed, failedPrefixes } = expansion;
+    const rows = await filesToProbe(db, job.id);
+    const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
     probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
+      const fromListing = listed.get(row.position);
+      if (fromListing) return { ...blank(row), ...fromListing, entryName: entryNameOf(row, { finalUrl: row.url }) };
+      const prefixError = failedPrefixes.get(row.position);
+      if (prefixError !== undefined) return { ...blank(row), error: prefixError };
       const fileAccess = access.get(row.position);
       const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess } : {});
       if (!result.ok) return { ...blank(row), error: result.error };
@@ -137,6 +152,13 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   await queueBinsOf(db, queues, job.userId);
   await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
 
+}
+
+/** A job-level failure before any file was probed (a prefix past the plan's limit). */
+async function failWhilePreparing(ctx: ServiceContext, queues: WorkQueues, job: { id: string; attempt: number }, error: string): Promise<void> {
+  const deliveries = await ctx.db.$transaction((tx) => endJob(tx, { jobId: job.id, where: { status: 'preparing', attempt: job.attempt }, status: 'failed', data: { error } }));
+  await announceDeliveries(queues, deliveries, ctx.log);
+  ctx.log.info({ jobId: job.id, error }, 'job failed while preparing');
 }
 
 function blank(row: { position: number; url: string }): ProbedFile {
