@@ -112,6 +112,20 @@ describe('prefix entries', () => {
     expect((await readZip((await download(lenient.download_url)).body)).map((e) => e.name)).toEqual(['small/a.txt', 'small/b/c.txt']);
   });
 
+  it('list a prefix again on a retry when it was empty, keeping the objects listed before', async () => {
+    const later = { url: `s3://${customer.bucket}/later/`, source: 'bucket' };
+    const failed = await job(proKey, { files: [{ url: `s3://${customer.bucket}/small/`, source: 'bucket' }, later] });
+    expect(failed.errors).toEqual([
+      { url: later.url, error: 'no objects under this prefix' },
+      { url: '', error: '1 of 3 URLs could not be fetched' },
+    ]);
+    await customer.put('later/arrived.txt', bytesOf(6, 60));
+    expect((await call(stack.url, 'POST', `/jobs/${failed.id}/retry`, { key: proKey, body: {} })).status).toBe(200);
+    const done = await waitForJob(stack.url, proKey, failed.id);
+    expect({ status: done.status, url_count: done.url_count, file_count: done.file_count }).toEqual({ status: 'completed', url_count: 2, file_count: 3 });
+    expect((await readZip((await download(done.download_url)).body)).map((e) => e.name)).toEqual(['small/a.txt', 'small/b/c.txt', 'later/arrived.txt']);
+  });
+
   it('freeze a stream job\'s listing at preparing time', async () => {
     await putAll([
       { key: 'live/one.txt', body: bytesOf(3, 30) },

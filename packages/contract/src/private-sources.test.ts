@@ -22,6 +22,14 @@ describe('prefix entries', () => {
     expect(isListedObjectKey('photos/2024/trip/')).toBe(false);
     expect(listedObjectUrl('b1b', 'photos/a b.jpg')).toBe('s3://b1b/photos/a b.jpg');
   });
+
+  it('make a split job\'s zip_filename expand for as many ZIPs as a job may have files, a prefix standing for many', () => {
+    // 246 characters and "-{n}": fits one ZIP (or 2 of a two-file job), not ZIP 20,000.
+    const zip_filename = `${'a'.repeat(246)}-{n}.zip`;
+    const body = (url: string) => ({ files: [{ url, source: 'src' }, { url: 's3://b1b/k2', source: 'src' }], max_zip_size_bytes: 104_857_600, zip_filename });
+    expect(jobCreateSchema.safeParse(body('s3://b1b/k1')).success).toBe(true);
+    expect(formatZodError(jobCreateSchema.safeParse(body('s3://b1b/photos/')).error!)).toMatch(/^zip_filename: .*\(a split job of up to 20000 files can have up to 20000 ZIPs\)$/);
+  });
 });
 
 describe('s3:// URLs', () => {
