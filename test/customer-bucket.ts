@@ -19,6 +19,8 @@ export interface CustomerBucket {
   accessKeyId: string;
   secretAccessKey: string;
   put(key: string, body: Buffer): Promise<void>;
+  /** Every request the server answered, as "METHOD /path?query". */
+  requests: string[];
   close(): Promise<void>;
 }
 
@@ -30,7 +32,9 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
   const server = await startEmbeddedS3(dir, `${bucket}-unused`);
   const handlers = server.httpServer.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.httpServer.removeAllListeners('request');
+  const requests: string[] = [];
   server.httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    requests.push(`${req.method} ${req.url}`);
     const secret = signatureProblem(req, keys);
     if (secret) {
       res.writeHead(403, { 'content-type': 'application/xml' });
@@ -51,6 +55,7 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
     endpoint: server.endpoint,
     bucket,
     ...keys,
+    requests,
     async put(key, body) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     },

@@ -17,7 +17,7 @@ export function headerArg(value: string, previous: [string, string][] = []): [st
 /** Adds the private-source options to `create`. */
 export function withPrivateSourceOptions(command: Command): Command {
   return command
-    .option('--source <name>', 'the source (POST /sources) whose credentials read the s3://bucket/key URLs')
+    .option('--source <name>', 'the source (POST /sources) whose credentials read the s3://bucket/key URLs (and s3://bucket/prefix/ ones: every object under the prefix)')
     .option('--header <line>', 'a request header sent with every http(s) URL, "Name: value" (repeatable)', headerArg);
 }
 

@@ -8,6 +8,7 @@ export * from './entry-names';
 export * from './schemas';
 export * from './archive-options';
 export * from './private-sources';
+export * from './prefix-entries';
 
 export * from './webhooks';
 export * from './responses';

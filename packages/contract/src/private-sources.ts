@@ -64,11 +64,21 @@ export function parseS3Url(url: string): S3Location | null {
 
 export const isS3Url = (url: string): boolean => /^s3:/i.test(url);
 
-/** Why a value is not an s3:// URL with a bucket and a key, or null. */
+/**
+ * `s3://<bucket>/<prefix>/` (or `s3://<bucket>/` for the whole bucket): a prefix entry, standing
+ * for every object under it (docs/private-sources.md#prefix-entries); null when not one.
+ */
+export function parseS3Prefix(url: string): { bucket: string; prefix: string } | null {
+  const m = /^s3:\/\/([^/]+)\/((?:.*\/)?)$/s.exec(url);
+  return m ? { bucket: m[1]!, prefix: m[2]! } : null;
+}
+
+/** Why a value is not an s3:// URL with a bucket and a key (or a prefix ending in "/"), or null. */
 export function s3UrlProblem(value: string): string | null {
   if (!value.startsWith('s3://')) return 'must start with "s3://" followed by a bucket and a key, like s3://my-bucket/path/file.pdf';
-  const location = parseS3Url(value);
-  if (!location) return 'must name a bucket and a key, like s3://my-bucket/path/file.pdf';
+  const wholeBucket = parseS3Prefix(value);
+  const location = parseS3Url(value) ?? (wholeBucket && { bucket: wholeBucket.bucket, key: wholeBucket.prefix });
+  if (!location) return 'must name a bucket and a key, like s3://my-bucket/path/file.pdf, or a prefix ending in "/", like s3://my-bucket/photos/';
   if (location.bucket.includes('@')) return 'must not contain a user name or password: name a source, which holds the credentials';
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(location.bucket)) return `bucket ${shortName(location.bucket)} is not a valid bucket name (3 to 63 of a-z, 0-9, "." and "-")`;
   if (new TextEncoder().encode(location.key).length > 1024) return 'key must be at most 1024 bytes';

@@ -37,6 +37,7 @@ import {
   LIST_CURSOR_MAX_CHARS,
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
+  MAX_FILES_PER_JOB_ANY_PLAN,
   MAX_ZIP_SIZE_MAX,
   MAX_ZIP_SIZE_MIN,
   METADATA_KEY_MAX_CHARS,
@@ -52,6 +53,7 @@ import {
 } from './plans';
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
 import { checkFileEntryAccess, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
+import { isPrefixEntry } from './prefix-entries';
 import { stringRecordSchema } from './string-record';
 import { shortKey } from './issue-messages';
 
@@ -215,12 +217,15 @@ export const jobCreateSchema = z
   .superRefine((body, ctx) => {
     const optionsProblem = archiveOptionsProblem(body);
     if (optionsProblem) ctx.addIssue({ code: 'custom', message: optionsProblem.message, path: [optionsProblem.path] });
-    // A split job has at most one ZIP per file: its names must expand for that many ZIPs too.
+    // A split job has at most one ZIP per file: its names must expand for that many ZIPs too. A
+    // prefix entry may stand for as many files as any plan allows in a job.
     if (body.zip_filename === null || body.zip_filename === undefined) return;
-    if (body.max_zip_size_bytes === null || body.max_zip_size_bytes === undefined || body.files.length < 2) return;
-    const check = validateZipFilename(body.zip_filename, { maxTotal: body.files.length });
+    if (body.max_zip_size_bytes === null || body.max_zip_size_bytes === undefined) return;
+    const most = body.files.some(isPrefixEntry) ? MAX_FILES_PER_JOB_ANY_PLAN : body.files.length;
+    if (most < 2) return;
+    const check = validateZipFilename(body.zip_filename, { maxTotal: most });
     if (!check.ok) {
-      ctx.addIssue({ code: 'custom', message: `${check.message} (a split job of ${body.files.length} files can have up to ${body.files.length} ZIPs)`, path: ['zip_filename'] });
+      ctx.addIssue({ code: 'custom', message: `${check.message} (a split job of ${most === body.files.length ? '' : 'up to '}${most} files can have up to ${most} ZIPs)`, path: ['zip_filename'] });
     }
   });
 

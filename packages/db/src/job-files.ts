@@ -75,6 +75,17 @@ export async function insertJobFiles(tx: DbTx, jobId: string, files: readonly Ne
            WITH ORDINALITY AS f(url, filename, headers, header_names, source_id, position)`;
 }
 
+/** A job's files as given (what replaceJobFiles writes back), in input order. */
+export function filesAsGiven(db: DbTx, jobId: string): Promise<Array<Pick<JobFileRow, 'position' | 'url' | 'filename' | 'headers' | 'sourceId'> & { headerNames: string | null }>> {
+  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true, headers: true, headerNames: true, sourceId: true } });
+}
+
+/** A job's files replaced (its prefix entries listed): the new rows numbered from 0 in order. */
+export async function replaceJobFiles(tx: DbTx, jobId: string, files: readonly NewJobFileRow[]): Promise<void> {
+  await tx.jobFile.deleteMany({ where: { jobId } });
+  await insertJobFiles(tx, jobId, files, null);
+}
+
 /** Every file of a job, to probe: in input order. */
 export function filesToProbe(db: DbTx, jobId: string): Promise<Pick<JobFileRow, 'position' | 'url' | 'filename' | 'headers' | 'sourceId'>[]> {
   return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true, headers: true, sourceId: true } });

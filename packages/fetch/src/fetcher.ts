@@ -79,6 +79,10 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       if ('unavailable' in access) return Promise.reject(unavailable(url, access.unavailable).cause);
       return withHeaders(access.headers).openBody(url, bodyOptions);
     },
+    listPrefix: (url, { access, limit, signal }) => {
+      if (!('s3' in access)) return Promise.resolve(unavailable(url, 'unavailable' in access ? access.unavailable : 'a prefix entry needs a source'));
+      return s3.list(url, access.s3, { limit, signal });
+    },
     close: () => {
       client.close();
       s3.close();

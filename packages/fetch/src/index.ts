@@ -1,6 +1,7 @@
 export { createFetcher } from './fetcher';
 export { httpError, toFetchError } from './classify';
 export type { ByteRange, Fetcher, FetcherOptions, OpenBodyOptions, OpenedBody, ProbeFailed, ProbeOk, ProbeResult } from './types';
+export type { ListedObject, PrefixListing } from './s3-listing';
 export { FetchError, findFetchError } from './errors';
 export type { FetchErrorKind } from './errors';
 export { classifyAddress, isLocalhostName } from './guard';

@@ -14,6 +14,7 @@ import type { S3Credentials } from './access';
 import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
+import { listPrefixObjects, type PrefixListing } from './s3-listing';
 import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
 
 export interface S3ReaderSettings {
@@ -30,6 +31,8 @@ export interface S3ReaderSettings {
 export interface S3Reader {
   probe(url: string, credentials: S3Credentials, signal?: AbortSignal): Promise<ProbeResult>;
   openBody(url: string, credentials: S3Credentials, options: OpenBodyOptions): Promise<OpenedBody>;
+  /** A prefix entry's objects (s3-listing.ts). */
+  list(url: string, credentials: S3Credentials, options: { limit: number; signal?: AbortSignal | undefined }): Promise<PrefixListing>;
   close(): void;
 }
 
@@ -222,6 +225,16 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   return {
     probe,
     openBody,
+    async list(url, credentials, options) {
+      let client: S3Client;
+      try {
+        client = clientFor(credentials);
+      } catch (refused) {
+        const cause = s3Error(refused, settings);
+        return { ok: false, error: cause.userMessage, cause };
+      }
+      return listPrefixObjects(client, url, options, (error) => s3Error(error, settings));
+    },
     close() {
       for (const client of clients.values()) client.destroy();
       clients.clear();

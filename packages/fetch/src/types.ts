@@ -2,6 +2,7 @@
 import type { FileAccess } from './access';
 import type { Readable } from 'node:stream';
 import type { FetchError } from './errors';
+import type { PrefixListing } from './s3-listing';
 import type { LookupFunction } from './guard';
 import type { MinRate } from './limits';
 
@@ -105,6 +106,8 @@ export interface Fetcher {
   probe(url: string, options?: { signal?: AbortSignal; access?: FileAccess }): Promise<ProbeResult>;
   /** Rejects with a FetchError when no acceptable response could be had (after retries). */
   openBody(url: string, options?: OpenBodyOptions): Promise<OpenedBody>;
+  /** The objects of a prefix entry (`s3://bucket/prefix/`), read with its source's credentials. */
+  listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal }): Promise<PrefixListing>;
   /** Closes the keep-alive sockets. */
   close(): void;
 }

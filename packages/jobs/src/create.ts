@@ -6,7 +6,7 @@ import type { Compression } from '@ap/contract';
 import { archiveOptionColumns, type SealFor } from './archive-options';
 import { queueBinsOf } from './fair-share';
 import type { SecretBox } from '@ap/secrets';
-import { headerNamesOf } from '@ap/contract';
+import { headerNamesOf, isPrefixEntry } from '@ap/contract';
 import { fileHeadersPlace } from './file-access';
 import { newZipId } from './ids';
 
@@ -29,9 +29,12 @@ export interface NewJob {
   encryption: { method: 'aes-256'; seal: SealFor } | null;
 }
 
-/** Split and stream jobs probe their inputs first; a plain stored job is one bin from the start. */
-export const needsPreparing = (job: { mode: string; maxZipSizeBytes: bigint | number | null }) =>
-  job.mode === 'stream' || job.maxZipSizeBytes !== null;
+/**
+ * Split and stream jobs probe their inputs first, and a job with prefix entries lists them
+ * (docs/private-sources.md#prefix-entries); a plain stored job is one bin from the start.
+ */
+export const needsPreparing = (job: { mode: string; maxZipSizeBytes: bigint | number | null; prefixEntries: number }) =>
+  job.mode === 'stream' || job.maxZipSizeBytes !== null || job.prefixEntries > 0;
 
 /**
  * Writes the job, its files and (for plain stored jobs) its single ZIP in one transaction, then
@@ -50,7 +53,8 @@ export async function createJob(
 ): Promise<string> {
   const id = randomUUID();
   const createdAt = new Date();
-  const preparing = needsPreparing(input);
+  const prefixEntries = input.files.filter(isPrefixEntry).length;
+  const preparing = needsPreparing({ ...input, prefixEntries });
   const zipId = preparing ? null : newZipId();
   const zipFilename = zipId ? singleZipFilename(id, createdAt) : null;
   await db.$transaction(async (tx) => {
@@ -70,6 +74,7 @@ export async function createJob(
         failOnZipError: input.failOnZipError,
         ...archiveOptionColumns(id, input),
         urlCount: input.files.length,
+        prefixEntries,
         zipCount: preparing ? 0 : 1,
         createdAt,
         expiresAt: new Date(createdAt.getTime() + input.expiresIn * 1000),

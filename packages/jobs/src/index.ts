@@ -19,3 +19,4 @@ export {
 export { sourceSecretPlace } from './sources';
 export { binFilesWithAccess, fileAccessOf, fileHeadersPlace, type FileAccessColumns } from './file-access';
 export { rotateSealedColumns, SEALED_COLUMNS, type RotationReport, type SealedColumn } from './sealed-columns';
+export { expandPrefixEntries, NO_OBJECTS_UNDER_PREFIX, prefixPastLimitError, type PrefixExpansion } from './prefix-entries';

@@ -20,6 +20,11 @@ export function measuredFetcher(fetcher: Fetcher, service: string): Fetcher {
       if (!result.ok) countFailure(result.cause);
       return result;
     },
+    async listPrefix(url, options) {
+      const result = await fetcher.listPrefix(url, options);
+      if (!result.ok) countFailure(result.cause);
+      return result;
+    },
     async openBody(url, options) {
       let opened;
       try {

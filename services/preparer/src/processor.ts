@@ -1,6 +1,6 @@
 import { DelayedError, type Processor } from 'bullmq';
-import { dedupeEntryNames, entryNameOf, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, fileAccessOf, newZipId, PreparingSlots, queueBinsOf } from '@ap/jobs';
+import { dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
+import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, PreparingSlots, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
@@ -57,8 +57,6 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Pre
   const { db, fetcher, log } = ctx;
   // The clock starts when a preparer takes the job: waiting for one is bounded by the fairness above.
   const deadline = AbortSignal.timeout(ctx.config.PREPARE_TIMEOUT_MS);
-  const rows = await filesToProbe(db, job.id);
-  const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
@@ -66,7 +64,24 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Pre
   }, HEARTBEAT_MS);
   let probed: ProbedFile[];
   try {
+    // Prefix entries first: listed into one file row per object, their probes known from the listing.
+    let expansion: PrefixExpansion = { ok: true, listed: new Map(), failedPrefixes: new Map() };
+    if (job.prefixEntries > 0) {
+      const { plan } = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } });
+      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode));
+      if (!expansion.ok) {
+        if (expansion.error !== null) await failWhilePreparing(ctx, queues, job, expansion.error);
+        return;
+      }
+    }
+    const { listed, failedPrefixes } = expansion;
+    const rows = await filesToProbe(db, job.id);
+    const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
     probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
+      const fromListing = listed.get(row.position);
+      if (fromListing) return { ...blank(row), ...fromListing, entryName: entryNameOf(row, { finalUrl: row.url }) };
+      const prefixError = failedPrefixes.get(row.position);
+      if (prefixError !== undefined) return { ...blank(row), error: prefixError };
       const fileAccess = access.get(row.position);
       const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess, signal: deadline } : { signal: deadline });
       if (!result.ok) return { ...blank(row), error: deadline.aborted ? PREPARE_TIMEOUT_ERROR : result.error };
@@ -162,6 +177,13 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Pre
   await queueBinsOf(db, queues, job.userId);
   await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
 
+}
+
+/** A job-level failure before any file was probed (a prefix past the plan's limit). */
+async function failWhilePreparing(ctx: ServiceContext, queues: WorkQueues, job: { id: string; attempt: number }, error: string): Promise<void> {
+  const deliveries = await ctx.db.$transaction((tx) => endJob(tx, { jobId: job.id, where: { status: 'preparing', attempt: job.attempt }, status: 'failed', data: { error } }));
+  await announceDeliveries(queues, deliveries, ctx.log);
+  ctx.log.info({ jobId: job.id, error }, 'job failed while preparing');
 }
 
 function blank(row: { position: number; url: string }): ProbedFile {

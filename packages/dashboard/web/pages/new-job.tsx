@@ -102,7 +102,7 @@ export function NewJobPage() {
         <div class="field">
           <label for="urls">URLs</label>
           <p class="hint" id="urls-hint">
-            One URL per line, optionally followed by a space and the file's name in the ZIP; lines starting with # are skipped; <code>s3://bucket/key</code> lines are read with the source below. {count > 0 && `${count} ${count === 1 ? 'URL' : 'URLs'}.`}
+            One URL per line, optionally followed by a space and the file's name in the ZIP; lines starting with # are skipped; <code>s3://bucket/key</code> lines are read with the source below, and an <code>s3://bucket/folder/</code> line (ending in <code>/</code>) adds every object under it, in a folder of that name. {count > 0 && `${count} ${count === 1 ? 'URL' : 'URLs'}.`}
           </p>
           <textarea
             id="urls"
@@ -127,7 +127,7 @@ export function NewJobPage() {
         <div class="field">
           <label for="source">Source for s3:// lines</label>
           <p class="hint" id="source-hint">
-            The bucket credentials (Sources page) that read every <code>s3://bucket/key</code> line.
+            The bucket credentials (Sources page) that read (and list) every <code>s3://</code> line.
           </p>
           <select id="source" name="source" value={source} onChange={(e) => setSource(e.currentTarget.value)} aria-describedby={described('source', 'source-hint')}>
             <option value="">None</option>
