@@ -2,7 +2,7 @@ import type { Processor } from 'bullmq';
 import { dedupeEntryNames, entryNameOf, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, endJob, fileAccessOf, newZipId, queueBinsOf } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
-import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
+import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
 import { deflateBound, packBins, zipSize } from '@ap/zip';
@@ -32,14 +32,14 @@ export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues)
  */
 export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload): Promise<void> {
   const { db, fetcher, log } = ctx;
-  const job = await db.job.findUnique({ where: { id: payload.jobId } });
+  const job = await jobById(db, payload.jobId);
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
   const rows = await filesToProbe(db, job.id);
   const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
-    void db.job.updateMany({ where: { id: job.id, status: 'preparing' }, data: { updatedAt: new Date() } }).catch(() => undefined);
+    void touchPreparingJob(db, job.id).catch(() => undefined);
   }, HEARTBEAT_MS);
   let probed: ProbedFile[];
   try {
@@ -128,15 +128,14 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
       });
       return deliveries !== null;
     }
-    const { count } = await tx.job.updateMany({ where: { id: job.id, ...guard }, data: { status: 'pending', zipCount: bins.length } });
-    if (count === 0) return false;
+    if (!(await jobLeavesPreparing(tx, { jobId: job.id, attempt: job.attempt, zipCount: bins.length }))) return false;
     await writeLayout(tx);
     return true;
   });
   await announceDeliveries(queues, deliveries, log);
   if (!won || stream) return;
   await queueBinsOf(db, queues, job.userId);
-  await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
+  await markJobEnqueued(db, job.id);
 
 }
 
@@ -146,7 +145,7 @@ function blank(row: { position: number; url: string }): ProbedFile {
 
 function computeLayout(
   usable: ProbedFile[],
-  job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean; compression: string; encryptionMethod: string | null },
+  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod'>,
 ): Layout {
   const aes = job.encryptionMethod !== null;
   if (job.maxZipSizeBytes === null) {
@@ -160,7 +159,7 @@ function computeLayout(
     usable.map((f) => ({ index: f.position, name: f.entryName!, size: deflate ? deflateBound(f.size!) : f.size! })),
     {
       maxZipSize: Number(job.maxZipSizeBytes),
-      strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
+      strategy: splitStrategyOf(job),
       allowOversize: job.allowOversizeZips,
       aes,
     },
