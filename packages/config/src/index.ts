@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_PLAN_CONCURRENT_BINS, PLAN_NAMES, type PlanName } from '@ap/contract';
 import { parseSecretsKey } from '@ap/secrets';
 
 /** Thrown when the environment is invalid; `problems` holds one line per bad variable. */
@@ -73,16 +74,16 @@ function isAddressOrCidr(item: string): boolean {
   return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
 }
 
-const PLANS_WITH_CAPS = ['free', 'starter', 'pro', 'scale'] as const;
-export type PlanConcurrentBins = Readonly<Record<(typeof PLANS_WITH_CAPS)[number], number>>;
+export type PlanConcurrentBins = Readonly<Record<PlanName, number>>;
+const PLAN_CAP = new RegExp(`^(${PLAN_NAMES.join('|')})=([1-9][0-9]{0,3})$`);
 
 /** `free=1,starter=2,pro=4,scale=8`: running bins per user, by plan; plans left out keep their default. */
 const planConcurrentBins = z.string().transform((value, ctx): PlanConcurrentBins => {
-  const caps: Record<string, number> = { free: 1, starter: 2, pro: 4, scale: 8 };
+  const caps: Record<string, number> = { ...DEFAULT_PLAN_CONCURRENT_BINS };
   for (const pair of value.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const match = /^(free|starter|pro|scale)=([1-9][0-9]{0,3})$/.exec(pair);
+    const match = PLAN_CAP.exec(pair);
     if (!match) {
-      ctx.addIssue({ code: 'custom', message: `must be plan=number pairs separated by commas (free, starter, pro, scale; 1-9999), not "${pair}"` });
+      ctx.addIssue({ code: 'custom', message: `must be plan=number pairs separated by commas (${PLAN_NAMES.join(', ')}; 1-9999), not "${pair}"` });
       return z.NEVER;
     }
     caps[match[1]!] = Number(match[2]);
@@ -141,7 +142,8 @@ const schema = z.object({
   WORKER_LOCK_MS: positiveInt.default(30_000),
   // Fair share (docs/fair-share.md): running bins per user by plan, and stream downloads in
   // flight per user.
-  PLAN_CONCURRENT_BINS: planConcurrentBins.prefault('free=1,starter=2,pro=4,scale=8'),
+  // Unset: DEFAULT_PLAN_CONCURRENT_BINS.
+  PLAN_CONCURRENT_BINS: planConcurrentBins.prefault(''),
   STREAM_DOWNLOADS_PER_USER: positiveInt.default(20),
   // Unit of the webhook retry schedule (1, 5, 30, 120, 300, 600, 720 units): one minute in
   // production; tests shrink it so a whole schedule runs in seconds.

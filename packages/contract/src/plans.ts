@@ -72,6 +72,14 @@ export const PLANS: Readonly<Record<PlanName, Readonly<PlanLimits>>> = Object.fr
   }),
 });
 
+/** Running bins per user by plan when the operator sets nothing (PLAN_CONCURRENT_BINS; docs/fair-share.md). */
+export const DEFAULT_PLAN_CONCURRENT_BINS: Readonly<Record<PlanName, number>> = Object.freeze({ free: 1, starter: 2, pro: 4, scale: 8 });
+
+/** At most this many private sources per user (more: 403 PLAN_LIMIT_EXCEEDED). */
+export const MAX_SOURCES_PER_USER = 20;
+/** At most this many webhooks per user (more: 403 PLAN_LIMIT_EXCEEDED). */
+export const MAX_WEBHOOKS_PER_USER = 10;
+
 export function isPlanName(value: unknown): value is PlanName {
   return typeof value === 'string' && (PLAN_NAMES as readonly string[]).includes(value);
 }

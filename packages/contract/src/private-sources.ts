@@ -5,7 +5,6 @@ import { stringRecordSchema } from './string-record';
 
 export const FILE_HEADERS_MAX = 10;
 export const HEADER_VALUE_MAX_CHARS = 4096;
-export const MAX_SOURCES_PER_USER = 20;
 export const SOURCE_TYPES = ['s3'] as const;
 
 /** Headers the fetch layer sets itself, or that would change how the connection works. */

@@ -19,8 +19,6 @@ export const WEBHOOK_EVENTS = ['job.completed', 'job.failed', 'download.complete
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookEvent[] = ['job.completed', 'job.failed'];
 
-/** decisions.md: at most 10 webhooks per user (more: 403 PLAN_LIMIT_EXCEEDED). */
-export const MAX_WEBHOOKS_PER_USER = 10;
 export const WEBHOOK_URL_MAX_CHARS = 2_048;
 export const WEBHOOK_DESCRIPTION_MAX_CHARS = 255;
 /** Secrets are shown once, with this prefix. */

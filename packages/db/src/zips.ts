@@ -154,17 +154,6 @@ export async function admitBins(db: Db, userId: string, capOf: (plan: string) =>
   });
 }
 
-/** Users with bins waiting or running in stored jobs (optionally only among some jobs): upkeep admits and queues theirs. */
-export async function usersWithOpenBins(db: DbTx, jobIds?: readonly string[]): Promise<string[]> {
-  const rows = await db.job.findMany({
-    where: { ...(jobIds ? { id: { in: [...jobIds] } } : {}), mode: 'stored', status: { in: ['pending', 'processing'] }, zips: { some: { status: { in: ['pending', 'processing'] } } } },
-    select: { userId: true },
-    distinct: ['userId'],
-    take: 5000,
-  });
-  return rows.map((r) => r.userId);
-}
-
 /** Raises a running bin's `bytes_done` (never lowers it: a restarted bin does not go backwards). */
 export async function recordBinProgress(db: DbTx, bin: { zipId: string; attempt: number }, bytesDone: number): Promise<void> {
   await db.$executeRaw`

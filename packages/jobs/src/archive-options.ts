@@ -25,6 +25,8 @@ export function archiveOptionColumns(
   };
 }
 
+export type ArchiveOptionColumns = ReturnType<typeof archiveOptionColumns>;
+
 /** The archive-option columns of a job row. */
 export interface JobArchiveOptions {
   id: string;

@@ -1,32 +1,35 @@
-import { randomUUID } from 'node:crypto';
-import { createSingleBin, insertJobFiles, type Db } from '@ap/db';
+import { createSingleBin, insertJob, insertJobFiles, markJobEnqueued, type Db, type NewJobFileRow, type SplitStrategyName } from '@ap/db';
 import { enqueue, type WorkQueues } from '@ap/queue';
+import type { ArchiveOptionColumns } from './archive-options';
 import { enqueueSoon } from './enqueue-soon';
-import type { Compression } from '@ap/contract';
-import { archiveOptionColumns, type SealFor } from './archive-options';
 import { queueBinsOf } from './fair-share';
-import type { SecretBox } from '@ap/secrets';
-import { headerNamesOf, isPrefixEntry } from '@ap/contract';
-import { fileHeadersPlace } from './file-access';
+import { isPrefixEntry } from '@ap/contract';
 import { newZipId } from './ids';
 
+/**
+ * A job as admission made it (every limit checked, secrets sealed, names rendered): plain
+ * values, written as they are.
+ */
 export interface NewJob {
+  id: string;
+  createdAt: Date;
   userId: string;
   mode: 'stored' | 'stream';
-  /** `headers` are sealed before they are stored; `sourceId` reads an s3:// URL. */
-  files: { url: string; filename?: string | null; headers?: Record<string, string> | undefined; sourceId?: string | null }[];
+  /** In input order; request headers already sealed. */
+  files: readonly NewJobFileRow[];
+  /** The zip_filename as given (plain name or template). */
   zipFilename: string | null;
+  /** The name of its one ZIP when it needs no preparing (needsPreparing), else null. */
+  singleZipFilename: string | null;
   expiresIn: number;
   failOnUrlError: boolean;
   metadata: Record<string, string> | null;
   maxZipSizeBytes: number | null;
-  splitStrategy: 'preserve-order' | 'ffd';
+  splitStrategy: SplitStrategyName;
   allowOversizeZips: boolean;
   failOnZipError: boolean;
-  compression: Compression;
-  compressionLevel: number | null;
-  /** The password goes in sealed: `seal` is the caller's, bound to the password. */
-  encryption: { method: 'aes-256'; seal: SealFor } | null;
+  /** Compression and encryption columns, the password sealed (archiveOptionColumns). */
+  archiveOptions: ArchiveOptionColumns;
 }
 
 /**
@@ -41,63 +44,42 @@ export const needsPreparing = (job: { mode: string; maxZipSizeBytes: bigint | nu
  * enqueues it in the background. An enqueue that fails (or is skipped while Redis is down)
  * leaves `enqueued_at` null, and the reconciler picks it up.
  */
-export async function createJob(
-  db: Db,
-  queues: WorkQueues,
-  input: NewJob,
-  onEnqueueError: (err: unknown) => void,
-  /** Names the single ZIP of a job that needs no preparing step (templates know the job id and date). */
-  singleZipFilename: (jobId: string, createdAt: Date) => string,
-  /** Seals files' request headers (needed only when a file has some). */
-  secrets?: Pick<SecretBox, 'seal'>,
-): Promise<string> {
-  const id = randomUUID();
-  const createdAt = new Date();
-  const prefixEntries = input.files.filter(isPrefixEntry).length;
-  const preparing = needsPreparing({ ...input, prefixEntries });
+export async function createJob(db: Db, queues: WorkQueues, job: NewJob, onEnqueueError: (err: unknown) => void): Promise<void> {
+  const prefixEntries = job.files.filter(isPrefixEntry).length;
+  const preparing = needsPreparing({ ...job, prefixEntries });
+  if (!preparing && job.singleZipFilename === null) throw new Error('a job that needs no preparing is created with the name of its ZIP');
   const zipId = preparing ? null : newZipId();
-  const zipFilename = zipId ? singleZipFilename(id, createdAt) : null;
   await db.$transaction(async (tx) => {
-    await tx.job.create({
-      data: {
-        id,
-        userId: input.userId,
-        status: preparing ? 'preparing' : 'pending',
-        mode: input.mode,
-        zipFilename: input.zipFilename,
-        expiresIn: input.expiresIn,
-        failOnUrlError: input.failOnUrlError,
-        metadata: input.metadata ?? undefined,
-        maxZipSizeBytes: input.maxZipSizeBytes === null ? null : BigInt(input.maxZipSizeBytes),
-        splitStrategy: input.splitStrategy === 'ffd' ? 'ffd' : 'preserve_order',
-        allowOversizeZips: input.allowOversizeZips,
-        failOnZipError: input.failOnZipError,
-        ...archiveOptionColumns(id, input),
-        urlCount: input.files.length,
-        prefixEntries,
-        zipCount: preparing ? 0 : 1,
-        createdAt,
-        expiresAt: new Date(createdAt.getTime() + input.expiresIn * 1000),
-      },
+    await insertJob(tx, {
+      id: job.id,
+      userId: job.userId,
+      status: preparing ? 'preparing' : 'pending',
+      mode: job.mode,
+      zipFilename: job.zipFilename,
+      expiresIn: job.expiresIn,
+      failOnUrlError: job.failOnUrlError,
+      metadata: job.metadata ?? undefined,
+      maxZipSizeBytes: job.maxZipSizeBytes === null ? null : BigInt(job.maxZipSizeBytes),
+      splitStrategy: job.splitStrategy,
+      allowOversizeZips: job.allowOversizeZips,
+      failOnZipError: job.failOnZipError,
+      ...job.archiveOptions,
+      urlCount: job.files.length,
+      prefixEntries,
+      zipCount: preparing ? 0 : 1,
+      createdAt: job.createdAt,
+      expiresAt: new Date(job.createdAt.getTime() + job.expiresIn * 1000),
     });
-    if (zipId) {
-      await createSingleBin(tx, { id: zipId, jobId: id, filename: zipFilename!, fileCount: input.files.length });
-    }
-    const rows = input.files.map((f, position) => {
-      if (!f.headers || Object.keys(f.headers).length === 0) return { url: f.url, filename: f.filename ?? null, sourceId: f.sourceId ?? null };
-      if (!secrets) throw new Error('files with request headers need the secrets box to seal them');
-      return { url: f.url, filename: f.filename ?? null, sealedHeaders: secrets.seal(JSON.stringify(f.headers), fileHeadersPlace(id, position)), headerNames: headerNamesOf(f.headers) };
-    });
-    await insertJobFiles(tx, id, rows, zipId);
+    if (zipId) await createSingleBin(tx, { id: zipId, jobId: job.id, filename: job.singleZipFilename!, fileCount: job.files.length });
+    await insertJobFiles(tx, job.id, job.files, zipId);
   });
   await enqueueSoon(
     queues,
     async () => {
-      if (zipId) await queueBinsOf(db, queues, input.userId);
-      else await enqueue.prepare(queues, { jobId: id, attempt: 0 });
-      await db.job.update({ where: { id }, data: { enqueuedAt: new Date() } });
+      if (zipId) await queueBinsOf(db, queues, job.userId);
+      else await enqueue.prepare(queues, { jobId: job.id, attempt: 0 });
+      await markJobEnqueued(db, job.id);
     },
     onEnqueueError,
   );
-  return id;
 }

@@ -1,4 +1,4 @@
-import type { Db, Prisma } from '@ap/db';
+import { endJobRow, type Db, type Prisma } from '@ap/db';
 import type { Logger } from '@ap/log';
 import { recordJobEvent } from '@ap/webhooks';
 import { enqueue, type WorkQueues } from '@ap/queue';
@@ -24,11 +24,7 @@ export async function endJob(
   },
 ): Promise<string[] | null> {
   const now = input.now ?? new Date();
-  const { count } = await tx.job.updateMany({
-    where: { ...input.where, id: input.jobId },
-    data: { completedAt: now, ...input.data, status: input.status },
-  });
-  if (count === 0) return null;
+  if (!(await endJobRow(tx, { jobId: input.jobId, ...(input.where ? { where: input.where } : {}), status: input.status, ...(input.data ? { data: input.data } : {}), now }))) return null;
   await input.alongside?.();
   return recordJobEvent(tx, { jobId: input.jobId, event: input.status === 'completed' ? 'job.completed' : 'job.failed', now });
 }

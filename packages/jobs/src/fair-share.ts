@@ -4,11 +4,10 @@
 // BullMQ priority, so the queue serves every user's first bin, then every user's second, ...
 // Admission is in Postgres, so a Redis loss loses no admission: upkeep queues the admitted bins
 // again, ranked again.
+import { DEFAULT_PLAN_CONCURRENT_BINS } from '@ap/contract';
 import { admitBins, type Db } from '@ap/db';
 import { enqueue, type WorkQueues } from '@ap/queue';
 
-/** Running bins per user by plan when the operator sets nothing (decisions.md "Fair share under load"). */
-export const DEFAULT_PLAN_CONCURRENT_BINS: Readonly<Record<string, number>> = { free: 1, starter: 2, pro: 4, scale: 8 };
 
 /**
  * Admits what the user's cap allows and puts every admitted bin on the pack queue unless it is
@@ -22,9 +21,10 @@ export async function queueBinsOf(
   /** Queue only these jobs' bins (tests whose stacks share one database but not queues). */
   onlyJobs?: readonly string[],
 ): Promise<number> {
-  const caps = queues.planConcurrentBins ?? DEFAULT_PLAN_CONCURRENT_BINS;
+  const defaults: Readonly<Record<string, number>> = DEFAULT_PLAN_CONCURRENT_BINS;
+  const caps = queues.planConcurrentBins ?? defaults;
   let added = 0;
-  for (const bin of await admitBins(db, userId, (plan) => caps[plan] ?? DEFAULT_PLAN_CONCURRENT_BINS[plan] ?? 1)) {
+  for (const bin of await admitBins(db, userId, (plan) => caps[plan] ?? defaults[plan] ?? 1)) {
     if (onlyJobs && !onlyJobs.includes(bin.jobId)) continue;
     if (await enqueue.pack(queues, { jobId: bin.jobId, zipId: bin.zipId, attempt: bin.attempt }, bin.rank)) added++;
   }

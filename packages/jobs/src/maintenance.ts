@@ -1,4 +1,4 @@
-import { usersWithOpenBins, type Db } from '@ap/db';
+import { expiredJobsToPurge, markEnqueuedByUpkeep, markJobPurged, preparingJobsAdrift, preparingJobsEnqueued, usersWithOpenBins, type Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { dueDeliveries } from '@ap/webhooks';
@@ -46,28 +46,14 @@ export interface MaintenanceScope {
 }
 
 export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), scope: MaintenanceScope = {}): Promise<ReconcileReport> {
-  const onlyJobs = scope.jobIds ? { id: { in: [...scope.jobIds] } } : {};
   const stale = new Date(now.getTime() - STALE_AFTER_MS);
   const unenqueued = new Date(now.getTime() - UNENQUEUED_AFTER_MS);
   const report: ReconcileReport = { prepares: 0, packs: 0, deliveries: 0 };
 
-  const preparing = await db.job.findMany({
-    where: {
-      ...onlyJobs,
-      status: 'preparing',
-      OR: [{ enqueuedAt: null, createdAt: { lt: unenqueued } }, { updatedAt: { lt: stale } }],
-    },
-    select: { id: true, attempt: true },
-    take: 1000,
-  });
+  const preparing = await preparingJobsAdrift(db, { unenqueuedBefore: unenqueued, staleBefore: stale }, scope.jobIds);
   const seen = new Set(preparing.map((j) => j.id));
   // Unfinished work the queue does not hold (Redis lost it), however recently it moved.
-  const unqueuedPrepares = await db.job.findMany({
-    where: { ...onlyJobs, status: 'preparing', enqueuedAt: { not: null } },
-    select: { id: true, attempt: true },
-    orderBy: { createdAt: 'asc' },
-    take: QUEUE_CHECK_LIMIT,
-  });
+  const unqueuedPrepares = await preparingJobsEnqueued(db, QUEUE_CHECK_LIMIT, scope.jobIds);
   for (const job of unqueuedPrepares) {
     if (!seen.has(job.id) && (await missingFromQueue(queues.prepare as Queue<unknown>, jobIds.prepare({ jobId: job.id, attempt: job.attempt })))) {
       preparing.push(job);
@@ -84,9 +70,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
   for (const userId of await usersWithOpenBins(db, scope.jobIds)) {
     report.packs += await queueBinsOf(db, queues, userId, scope.jobIds);
   }
-  await db.job.updateMany({ where: { ...onlyJobs, mode: 'stored', status: { in: ['pending', 'processing'] }, enqueuedAt: null, createdAt: { lt: now } }, data: { enqueuedAt: now } });
-  const enqueuedJobs = preparing.map((j) => j.id);
-  if (enqueuedJobs.length) await db.job.updateMany({ where: { id: { in: enqueuedJobs }, enqueuedAt: null }, data: { enqueuedAt: now } });
+  await markEnqueuedByUpkeep(db, now, preparing.map((j) => j.id), scope.jobIds);
 
   // Webhook deliveries: the row says which attempt is next and when. One due for a while and
   // held by no worker has lost its message (enqueue after commit failed, Redis lost it); an
@@ -103,15 +87,11 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
  * status, and download links stop working because tokens expire with the job.
  */
 export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now = new Date()): Promise<number> {
-  const jobs = await db.job.findMany({
-    where: { expiresAt: { lte: now }, purgedAt: null },
-    select: { id: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
-    take: 500,
-  });
+  const jobs = await expiredJobsToPurge(db, now, 500);
   for (const job of jobs) {
     try {
       await deleteJobObjects(store, job.id, job.zips);
-      await db.job.update({ where: { id: job.id }, data: { purgedAt: now } });
+      await markJobPurged(db, job.id, now);
     } catch (err) {
       log.warn({ err, jobId: job.id }, 'could not delete the objects of an expired job; will try again');
     }

@@ -1,4 +1,4 @@
-import { assignJobFilesToBin, clearFileErrors, createSingleBin, deleteJobBins, jobBins, rerunBins, resetJobFiles, type Db } from '@ap/db';
+import { assignJobFilesToBin, clearFileErrors, createSingleBin, deleteJobBins, jobBins, markJobEnqueued, reopenFailedJob, rerunBins, resetJobFiles, restartJob, setJobStatus, userJob, type Db } from '@ap/db';
 import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
 import { newZipId } from './ids';
@@ -22,7 +22,7 @@ export async function retryJob(
   fromCheckpoint: boolean,
 ): Promise<RetryOutcome> {
   const { db, queues, store } = deps;
-  const job = await db.job.findFirst({ where: { id: jobId, userId } });
+  const job = await userJob(db, jobId, userId);
   if (!job) return 'not-found';
   if (job.status !== 'failed') return 'not-failed';
   const attempt = job.attempt + 1;
@@ -34,17 +34,13 @@ export async function retryJob(
   }
   const binsToRun: string[] = [];
   const won = await db.$transaction(async (tx) => {
-    const { count } = await tx.job.updateMany({
-      where: { id: jobId, status: 'failed', attempt: job.attempt },
-      data: { attempt, error: null, completedAt: null, enqueuedAt: null },
-    });
-    if (count === 0) return false;
+    if (!(await reopenFailedJob(tx, jobId, job.attempt))) return false;
     const layoutKnown = bins.length > 0;
     if (fromCheckpoint && (layoutKnown || !preparing)) {
       const rerun = bins.filter((z) => z.status !== 'completed').map((z) => z.id);
       await rerunBins(tx, rerun, attempt);
       await clearFileErrors(tx, jobId, rerun);
-      await tx.job.update({ where: { id: jobId }, data: { status: 'pending' } });
+      await setJobStatus(tx, jobId, 'pending');
       binsToRun.push(...rerun);
       return true;
     }
@@ -52,13 +48,13 @@ export async function retryJob(
     await deleteJobBins(tx, jobId);
     await resetJobFiles(tx, jobId);
     if (preparing) {
-      await tx.job.update({ where: { id: jobId }, data: { status: 'preparing', fileCount: 0, zipCount: 0, totalSize: 0 } });
+      await restartJob(tx, jobId, 'preparing');
     } else {
       // A plain stored job always has its single ZIP, created with the job.
       const zipId = newZipId();
       await createSingleBin(tx, { id: zipId, jobId, filename: bins[0]!.filename, fileCount: job.urlCount, attempt });
       await assignJobFilesToBin(tx, jobId, zipId);
-      await tx.job.update({ where: { id: jobId }, data: { status: 'pending', fileCount: 0, zipCount: 1, totalSize: 0 } });
+      await restartJob(tx, jobId, 'single-bin');
       binsToRun.push(zipId);
     }
     return true;
@@ -71,7 +67,7 @@ export async function retryJob(
     async () => {
       if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
       else await queueBinsOf(db, queues, userId);
-      await db.job.update({ where: { id: jobId }, data: { enqueuedAt: new Date() } });
+      await markJobEnqueued(db, jobId);
     },
     deps.onEnqueueError ?? (() => undefined),
   );

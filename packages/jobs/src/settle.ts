@@ -1,4 +1,4 @@
-import { cancelOpenBins, jobBins, type Db } from '@ap/db';
+import { cancelOpenBins, jobBins, lockedJob, setJobStatus, type Db } from '@ap/db';
 import { announceDeliveries, endJob } from './end';
 import type { WorkQueues } from '@ap/queue';
 import { aggregateJobStatus } from './status';
@@ -26,8 +26,7 @@ export async function settleJob(db: Db, jobId: string, options: SettleOptions = 
   const now = options.now ?? new Date();
   let deliveries: string[] | null = null;
   const status = await db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM jobs WHERE id = ${jobId}::uuid FOR UPDATE`;
-    const job = await tx.job.findUnique({ where: { id: jobId } });
+    const job = await lockedJob(tx, jobId);
     if (!job || job.status === 'preparing' || job.status === 'completed' || job.status === 'failed') return job?.status ?? null;
     const bins = await jobBins(tx, jobId);
     const status = aggregateJobStatus(
@@ -36,7 +35,7 @@ export async function settleJob(db: Db, jobId: string, options: SettleOptions = 
     );
     if (status === job.status) return status;
     if (status !== 'completed' && status !== 'failed') {
-      await tx.job.update({ where: { id: jobId }, data: { status } });
+      await setJobStatus(tx, jobId, status);
       return status;
     }
     if (status === 'failed' && job.failOnZipError) {

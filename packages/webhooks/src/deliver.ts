@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { DelayedError, type Processor } from 'bullmq';
-import type { Db } from '@ap/db';
+import { jobExpiresAt, type Db } from '@ap/db';
 import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents, type GuardOptions } from '@ap/fetch';
 import type { WebhookEventBody } from '@ap/contract';
 import type { Logger } from '@ap/log';
@@ -98,8 +98,8 @@ async function attempt(deps: DeliveryDeps, agents: GuardedAgents, guard: GuardOp
   }
 
   const now = new Date();
-  const job = await db.job.findUnique({ where: { id: delivery.jobId }, select: { expiresAt: true } });
-  const body = Buffer.from(JSON.stringify(withDownloadUrls(delivery.payload as WebhookEventBody, { expiresAt: job?.expiresAt ?? new Date(0) }, now, deps.downloadUrl)));
+  const expiresAt = await jobExpiresAt(db, delivery.jobId);
+  const body = Buffer.from(JSON.stringify(withDownloadUrls(delivery.payload as WebhookEventBody, { expiresAt: expiresAt ?? new Date(0) }, now, deps.downloadUrl)));
   const timestamp = Math.floor(now.getTime() / 1000);
   const headers = {
     'content-type': 'application/json',

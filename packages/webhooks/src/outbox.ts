@@ -3,7 +3,7 @@
 // only carries "send attempt N of delivery D now", and the reconciler re-adds what it lost.
 import { randomUUID } from 'node:crypto';
 import type { WebhookEvent } from '@ap/contract';
-import { failedFiles, jobBins, type Db, type Prisma } from '@ap/db';
+import { failedFiles, jobBins, jobForEvent, type Db, type Prisma } from '@ap/db';
 import { eventBody, type DownloadReport } from './body';
 
 /** A transaction or the client itself (download.completed is written outside any status change). */
@@ -25,10 +25,7 @@ export async function recordJobEvent(
   input: { jobId: string; event: WebhookEvent; now?: Date; download?: DownloadReport },
 ): Promise<string[]> {
   const now = input.now ?? new Date();
-  const job = await db.job.findUnique({
-    where: { id: input.jobId },
-    select: { id: true, userId: true, status: true, urlCount: true, fileCount: true, metadata: true, error: true, mode: true },
-  });
+  const job = await jobForEvent(db, input.jobId);
   if (!job) return [];
   const hooks = await db.webhook.findMany({ where: { userId: job.userId, deletedAt: null }, select: { id: true, events: true } });
   const targets = hooks.filter((h) => eventsOf(h.events).includes(input.event));

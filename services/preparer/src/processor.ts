@@ -2,7 +2,7 @@ import { DelayedError, type Processor } from 'bullmq';
 import { dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, PreparingSlots, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
-import { createBins, filesToProbe, recordProbedFiles, type DbTx, type ProbedFileRecord } from '@ap/db';
+import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
 import { deflateBound, packBins, zipSize } from '@ap/zip';
@@ -39,7 +39,7 @@ export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues)
  * Runs again safely: every write is guarded by the job still preparing at this attempt.
  */
 export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload, slots = new PreparingSlots()): Promise<'user-busy' | void> {
-  const job = await ctx.db.job.findUnique({ where: { id: payload.jobId } });
+  const job = await jobById(ctx.db, payload.jobId);
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
   // One job per user at a time in this process, so one user's slow jobs leave the other slots
   // to other users (docs/guarantees.md#preparing-fairly-and-bounded).
@@ -51,16 +51,14 @@ export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payloa
   }
 }
 
-type PreparingJob = NonNullable<Awaited<ReturnType<ServiceContext['db']['job']['findUnique']>>>;
-
-async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: PreparingJob): Promise<void> {
+async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: JobRow): Promise<void> {
   const { db, fetcher, log } = ctx;
   // The clock starts when a preparer takes the job: waiting for one is bounded by the fairness above.
   const deadline = AbortSignal.timeout(ctx.config.PREPARE_TIMEOUT_MS);
   const split = job.maxZipSizeBytes !== null;
 
   const heartbeat = setInterval(() => {
-    void db.job.updateMany({ where: { id: job.id, status: 'preparing' }, data: { updatedAt: new Date() } }).catch(() => undefined);
+    void touchPreparingJob(db, job.id).catch(() => undefined);
   }, HEARTBEAT_MS);
   let probed: ProbedFile[];
   try {
@@ -167,15 +165,14 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Pre
       });
       return deliveries !== null;
     }
-    const { count } = await tx.job.updateMany({ where: { id: job.id, ...guard }, data: { status: 'pending', zipCount: bins.length } });
-    if (count === 0) return false;
+    if (!(await jobLeavesPreparing(tx, { jobId: job.id, attempt: job.attempt, zipCount: bins.length }))) return false;
     await writeLayout(tx);
     return true;
   });
   await announceDeliveries(queues, deliveries, log);
   if (!won || stream) return;
   await queueBinsOf(db, queues, job.userId);
-  await db.job.update({ where: { id: job.id }, data: { enqueuedAt: new Date() } });
+  await markJobEnqueued(db, job.id);
 
 }
 
@@ -192,7 +189,7 @@ function blank(row: { position: number; url: string }): ProbedFile {
 
 function computeLayout(
   usable: ProbedFile[],
-  job: { maxZipSizeBytes: bigint | null; splitStrategy: string; allowOversizeZips: boolean; compression: string; encryptionMethod: string | null },
+  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod'>,
 ): Layout {
   const aes = job.encryptionMethod !== null;
   if (job.maxZipSizeBytes === null) {
@@ -206,7 +203,7 @@ function computeLayout(
     usable.map((f) => ({ index: f.position, name: f.entryName!, size: deflate ? deflateBound(f.size!) : f.size! })),
     {
       maxZipSize: Number(job.maxZipSizeBytes),
-      strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
+      strategy: splitStrategyOf(job),
       allowOversize: job.allowOversizeZips,
       aes,
     },

@@ -1,35 +1,12 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
 import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
-import type { Prisma, JobFileView } from '@ap/db';
+import { splitStrategyOf, type JobFileView, type JobListRow, type JobWithBins } from '@ap/db';
 import { iso } from '../http/serialize';
 
-export const jobListSelect = {
-  id: true,
-  status: true,
-  urlCount: true,
-  fileCount: true,
-  zipFilename: true,
-  maxZipSizeBytes: true,
-  zipCount: true,
-  totalSize: true,
-  failOnUrlError: true,
-  createdAt: true,
-  completedAt: true,
-  expiresAt: true,
-  mode: true,
-  // Every bin's progress figures; the first bin also names the legacy zip_filename and zip_size.
-  zips: { orderBy: { sequence: 'asc' }, select: { sequence: true, filename: true, size: true, status: true, bytesDone: true, plannedSize: true } },
-} satisfies Prisma.JobSelect;
-
-export const jobFullInclude = {
-  zips: { orderBy: { sequence: 'asc' } },
-} satisfies Prisma.JobInclude;
-
-type ListRow = Prisma.JobGetPayload<{ select: typeof jobListSelect }>;
 // A job's files are read on their own (@ap/db jobFileViews) rather than as a nested include:
 // Prisma's include costs about twice the CPU for the same rows, and a job may hold tens of
 // thousands of files that a client polling the job reads on every poll.
-type FullRow = Prisma.JobGetPayload<{ include: typeof jobFullInclude }> & { files: JobFileView[] };
+type FullRow = JobWithBins & { files: JobFileView[] };
 
 export interface ViewContext {
   now: Date;
@@ -45,7 +22,7 @@ function firstZipName(job: { id: string; zipFilename: string | null; createdAt: 
   return rendered.ok ? rendered.names[0]! : `archive-${job.id}.zip`;
 }
 
-export function jobListItem(job: ListRow): JobListItemView {
+export function jobListItem(job: JobListRow): JobListItemView {
   const first = job.zips[0];
   return {
     id: job.id,
@@ -93,7 +70,7 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
     expires_at: iso(job.expiresAt),
     multi_zip: multiZip,
     max_zip_size_bytes: num(job.maxZipSizeBytes),
-    split_strategy: job.splitStrategy === 'ffd' ? 'ffd' : 'preserve-order',
+    split_strategy: splitStrategyOf(job),
     fail_on_zip_error: job.failOnZipError,
     compression: job.compression === 'deflate' ? 'deflate' : 'store',
     compression_level: job.compression === 'deflate' ? (job.compressionLevel ?? COMPRESSION_LEVEL_DEFAULT) : null,

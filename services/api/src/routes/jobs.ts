@@ -1,17 +1,14 @@
 import { Router, type RequestHandler } from 'express';
 import {
   ApiError,
-  checkArchiveLimit,
-  checkPlanLimits,
   jobCreateSchema,
   listJobsQuerySchema,
-  renderZipFilenames,
   retrySchema,
   type GetJobResponse,
   type JobIdResponse,
   type ListJobsResponse,
 } from '@ap/contract';
-import { type Db, type Prisma, jobFileViews } from '@ap/db';
+import { jobFileViews, userJobsPage, userJobWithBins, type Db } from '@ap/db';
 import type { SecretBox } from '@ap/secrets';
 import { createJob, retryJob } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
@@ -19,11 +16,10 @@ import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
 import { authOf } from '../http/auth';
-import { filesWithSources } from './sources';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
-import { storedQuotaExceeded } from '../domain/quota';
-import { jobFull, jobFullInclude, jobListItem, jobListSelect, type ViewContext } from './job-views';
+import { admitJob } from '../domain/admission';
+import { jobFull, jobListItem, type ViewContext } from './job-views';
 
 export interface JobsDeps {
   db: Db;
@@ -74,60 +70,17 @@ export function jobsRouter(deps: JobsDeps): Router {
   router.post('/', deps.idempotent, async (req, res) => {
     const { user } = authOf(req);
     const body = parseOrThrow(jobCreateSchema, req.body);
-    const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
-    if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
-    const files = await filesWithSources(db, user.id, body.files);
-    const planProblem = checkPlanLimits(user.plan, body);
-    if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
-    if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(db, user))) {
-      throw new ApiError('QUOTA_EXCEEDED', 'the monthly stored quota of your plan is used up and overage is disabled');
-    }
-    const jobId = await createJob(
-      db,
-      queues,
-      {
-        userId: user.id,
-        mode: body.mode,
-        files,
-        zipFilename: body.zip_filename ?? null,
-        expiresIn: body.expires_in,
-        failOnUrlError: body.fail_on_url_error,
-        metadata: body.metadata ?? null,
-        maxZipSizeBytes: body.max_zip_size_bytes ?? null,
-        splitStrategy: body.split_strategy,
-        allowOversizeZips: body.allow_oversize_zips,
-        failOnZipError: body.fail_on_zip_error,
-        compression: body.compression,
-        compressionLevel: body.compression_level ?? null,
-        encryption: body.encryption ? { method: body.encryption.method, seal: (place) => deps.secrets.seal(body.encryption!.password, place) } : null,
-      },
-      (err) => log.warn({ err }, 'job committed but not enqueued; the reconciler will enqueue it'),
-      (id, createdAt) => {
-        const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1 });
-        if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
-        return rendered.names[0]!;
-      },
-      deps.secrets,
-    );
+    const job = await admitJob(deps, user, body);
+    await createJob(db, queues, job, (err) => log.warn({ err }, 'job committed but not enqueued; the reconciler will enqueue it'));
     metrics.jobsCreatedTotal.inc({ mode: body.mode });
-    res.status(201).json({ success: true, job_id: jobId } satisfies JobIdResponse);
+    res.status(201).json({ success: true, job_id: job.id } satisfies JobIdResponse);
   });
 
   router.get('/', async (req, res) => {
     const { user } = authOf(req);
     const query = parseOrThrow(listJobsQuerySchema, req.query);
-    const where: Prisma.JobWhereInput = { userId: user.id, ...(query.status ? { status: query.status } : {}) };
     const cursor = query.cursor ? decodeCursor(query.cursor) : null;
-    // Keyset pagination on (created_at, id) descending: a page costs O(limit) at any depth.
-    const page = await db.job.findMany({
-      where: cursor
-        ? { ...where, OR: [{ createdAt: { lt: new Date(cursor.t) } }, { createdAt: new Date(cursor.t), id: { lt: cursor.id } }] }
-        : where,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: query.limit + 1,
-      select: jobListSelect,
-    });
-    const total = await db.job.count({ where });
+    const { rows: page, total } = await userJobsPage(db, { userId: user.id, status: query.status, before: cursor ? { createdAt: new Date(cursor.t), id: cursor.id } : null, take: query.limit + 1 });
     const hasMore = page.length > query.limit;
     const items = page.slice(0, query.limit);
     const last = items[items.length - 1];
@@ -146,7 +99,7 @@ export function jobsRouter(deps: JobsDeps): Router {
   router.get('/:id', async (req, res) => {
     const { user } = authOf(req);
     const id = req.params.id;
-    const job = isUuid(id) ? await db.job.findFirst({ where: { id, userId: user.id }, include: jobFullInclude }) : null;
+    const job = isUuid(id) ? await userJobWithBins(db, id, user.id) : null;
     if (!job) throw new ApiError('NOT_FOUND', 'job not found');
     const files = await jobFileViews(db, job.id);
     res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) } satisfies GetJobResponse);

@@ -2,7 +2,7 @@
 // GET /jobs/stats (the user's jobs by status).
 import { Router } from 'express';
 import { JOB_STATUSES, PLANS, type JobStatsView, type UsageView } from '@ap/contract';
-import type { Db } from '@ap/db';
+import { userJobCountsByStatus, type Db } from '@ap/db';
 import { authOf } from '../http/auth';
 import { iso } from '../http/serialize';
 import { BYTE_SECONDS_PER_GB_DAY, monthStart, usageThisMonth } from '../domain/quota';
@@ -35,11 +35,10 @@ export function usageRouter(db: Db): Router {
 export function jobStatsRouter(db: Db): Router {
   const router = Router();
   router.get('/', async (req, res) => {
-    const groups = await db.job.groupBy({ by: ['status'], where: { userId: authOf(req).user.id }, _count: { _all: true } });
     const stats = Object.fromEntries([['total', 0], ...JOB_STATUSES.map((s) => [s, 0])]) as JobStatsView;
-    for (const g of groups) {
-      stats[g.status] = g._count._all;
-      stats.total += g._count._all;
+    for (const { status, count } of await userJobCountsByStatus(db, authOf(req).user.id)) {
+      stats[status] = count;
+      stats.total += count;
     }
     res.json({ success: true, stats });
   });
