@@ -3,7 +3,7 @@
 // s3:// files, the single ZIP's name, and the sealing of request headers and the archive
 // password (under the job's id, so the id is chosen here).
 import { randomUUID } from 'node:crypto';
-import { ApiError, checkArchiveLimit, checkPlanLimits, headerNamesOf, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
+import { ApiError, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEntry, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
 import type { Db, Plan } from '@ap/db';
 import { archiveOptionColumns, fileHeadersPlace, needsPreparing, type NewJob } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
@@ -31,7 +31,7 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
   const createdAt = new Date();
   const maxZipSizeBytes = body.max_zip_size_bytes ?? null;
   let singleZipFilename: string | null = null;
-  if (!needsPreparing({ mode: body.mode, maxZipSizeBytes })) {
+  if (!needsPreparing({ mode: body.mode, maxZipSizeBytes, prefixEntries: files.filter(isPrefixEntry).length })) {
     // Templates know the job's id and date; a split or stream job's names are rendered once its bins are known.
     const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1 });
     if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
