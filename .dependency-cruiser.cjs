@@ -85,6 +85,13 @@ module.exports = {
       to: { path: '^packages/sdk/src/(index|node|download|verify|generate)\\.ts$' },
     },
     {
+      name: 'no-circular',
+      comment: 'No import circle between files: a module that needs part of another which needs it back is two modules mixed; move the shared part into a file of its own.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'An import that cannot be resolved cannot be checked against the rules above.',
       severity: 'error',

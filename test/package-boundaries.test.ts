@@ -1,8 +1,8 @@
 // The package-boundary lint (.dependency-cruiser.cjs, `pnpm lint:deps`): it fails a tree where a
 // service imports another service, a package imports a service, a package imports one of a
-// layer above its own, a client package imports a server one, code imports test/, or a script
-// or bench imports a service (by relative path or by workspace package name), and it passes
-// this repository.
+// layer above its own, a client package imports a server one, code imports test/, a script or
+// bench imports a service (by relative path or by workspace package name), or files import
+// each other in a circle; and it passes this repository.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -97,6 +97,9 @@ describe('a tree that breaks the boundaries', () => {
     await file('test/helpers.ts', 'export const helper = 1;\n');
     await file('scripts/admin.ts', "import { work } from '../services/worker/src/work';\nconsole.log(work);\n");
     await file('bench/run.ts', "import { shared } from '../packages/shared/src/index';\nconsole.log(shared);\n");
+    // Two files of one package importing each other (the circle is reported once).
+    await file('packages/zip/src/writer.ts', "import { options } from './options';\nexport const writer = () => options;\n");
+    await file('packages/zip/src/options.ts', "import { writer } from './writer';\nexport const options = { writer };\n");
   });
 
   afterAll(async () => {
@@ -117,13 +120,16 @@ describe('a tree that breaks the boundaries', () => {
       { from: 'packages/jobs/src/index.ts', to: 'packages/service-kit/src/index.ts', rule: 'lifecycle-imports-upward' },
       { from: 'packages/leaky/src/index.ts', to: 'services/worker/src/work.ts', rule: 'package-imports-service' },
       { from: 'packages/service-kit/src/index.ts', to: 'test/helpers.ts', rule: 'code-imports-tests' },
+      { from: 'packages/zip/src/options.ts', to: 'packages/zip/src/writer.ts', rule: 'no-circular' },
       { from: 'scripts/admin.ts', to: 'services/worker/src/work.ts', rule: 'tool-imports-service' },
       { from: 'services/api/src/by-name.ts', to: 'services/worker/src/work.ts', rule: 'service-imports-service' },
       { from: 'services/api/src/by-path.ts', to: 'services/worker/src/work.ts', rule: 'service-imports-service' },
     ]);
-  });
+  }, 180_000);
 });
 
+// The lint cruises the whole workspace twice (once as `pnpm lint:deps` does, once for its JSON
+// report): on a busy machine that takes over jest's default minute.
 describe('this repository', () => {
   it('passes, with workspace imports resolved to the packages they name', async () => {
     const result = await cruise(ROOT);
@@ -134,7 +140,7 @@ describe('this repository', () => {
     // archive package, and the packer's processor to it as well.
     expect(result.dependenciesOf('services/api/src/download/planned.ts')).toContain('packages/archive/src/index.ts');
     expect(result.dependenciesOf('services/packer/src/processor.ts')).toContain('packages/archive/src/index.ts');
-  });
+  }, 180_000);
 
   it('declares no service as a dependency of a service or package', async () => {
     const manifests = async (folder: string) =>

@@ -1,9 +1,8 @@
 // `sources list|create|delete`, and the private-source flags of `create` (decisions.md
 // "Private sources"): `--source NAME` for s3:// URLs, `--header 'Name: value'` for http(s) ones.
 import { Command, InvalidArgumentError } from 'commander';
-import type { ArchiveClient, JobCreateRequest } from '@ap/sdk';
-import type { Output } from './output';
-import { UsageError } from './cli';
+import type { JobCreateRequest } from '@ap/sdk';
+import { UsageError, type CommandContext } from './context';
 
 type FileEntry = JobCreateRequest['files'][number];
 
@@ -30,7 +29,9 @@ export function applyPrivateSourceOptions(files: FileEntry[], opts: { source?: s
   });
 }
 
-export function registerSourceCommands(program: Command, clientOf: (cmd: Command) => ArchiveClient, out: () => Output, env: NodeJS.ProcessEnv): void {
+export function registerSourceCommands(program: Command, ctx: CommandContext): void {
+  const { clientOf, out } = ctx;
+  const env = ctx.io.env;
   const sources = program.command('sources').description('S3 buckets whose credentials are stored (encrypted) for s3:// URLs');
   sources.command('list').description('list sources').action(async (_opts: unknown, cmd: Command) => {
     const client = clientOf(cmd);

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createQueue, jobIds, type PackPayload, type PreparePayload, type WebhookDeliveryPayload } from './index';
+import { createQueue, jobIds, type PackPayload, type PreparePayload, type WebhookDeliveryPayload } from './queues';
 
 /** The producers' side of the work queues, shared by the API, the workers and upkeep. */
 export interface WorkQueues {

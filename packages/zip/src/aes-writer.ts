@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream';
 import { createDeflateRaw } from 'node:zlib';
 import type { ZipEncryption } from './aes';
-import type { ZipOutput } from './yazl-options';
+import type { ZipOutput } from './zip-output';
 import { centralRecord, dataDescriptor, dosTime, endRecords, localHeader, storedLength, usesZip64, ZIP64_LIMIT, type DosTime, type EntryRecord } from './format';
 
 type StreamCallback = (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void;

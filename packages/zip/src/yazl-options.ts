@@ -2,13 +2,7 @@ import yazl from 'yazl';
 import type { ZipEncryption } from './aes';
 import { AesZipWriter } from './aes-writer';
 import { crc32 } from './crc32';
-
-/** What the packers write an archive into: yazl's ZipFile, or the AES writer (what both have). */
-export interface ZipOutput {
-  outputStream: NodeJS.ReadableStream;
-  addReadStreamLazy(name: string, options: Partial<yazl.ReadStreamOptions>, open: (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void): void;
-  end(): void;
-}
+import type { ZipOutput } from './zip-output';
 
 /** The writer of a job's archive: yazl (stored or deflated), or ours for AES-256. */
 export function newZipOutput(encryption: ZipEncryption | null): ZipOutput {

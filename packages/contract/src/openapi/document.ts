@@ -4,7 +4,8 @@
 
 import { z } from 'zod';
 import { errorResponseSchema } from '../responses';
-import { API_ROUTES, errorsOf, openApiPath, type RouteDoc } from './routes';
+import { errorsOf, openApiPath, type RouteDoc } from './route-doc';
+import { API_ROUTES } from './routes';
 
 type JsonSchema = Record<string, unknown>;
 

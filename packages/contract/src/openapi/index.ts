@@ -1,2 +1,3 @@
+export * from './route-doc';
 export * from './routes';
 export * from './document';

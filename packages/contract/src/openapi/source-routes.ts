@@ -1,7 +1,7 @@
 // The routes of decisions.md "Private sources", spread into API_ROUTES.
 import { z } from 'zod';
 import { sourceCreateSchema } from '../private-sources';
-import { idempotentCreate, type RouteDoc } from './routes';
+import { idempotentCreate, type RouteDoc } from './route-doc';
 
 const sourceSchema = z
   .strictObject({
