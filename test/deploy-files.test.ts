@@ -286,16 +286,16 @@ describe('.github/workflows/ci.yml', () => {
   const workflow = yaml.load(read('.github/workflows/ci.yml')) as { jobs: Record<string, { steps: { run?: string; uses?: string }[] }> };
   const runs = (job: string) => workflow.jobs[job]!.steps.map((s) => s.run ?? '').join('\n');
 
-  it('installs what the tests need as .ci/run does: Chromium at /usr/bin/chromium, unzip, 7-Zip, bsdtar', () => {
+  it('installs what the tests need as ./dev test does: Chromium at /usr/bin/chromium, unzip, 7-Zip, bsdtar', () => {
     const test = runs('test');
     expect(test).toMatch(/apt-get install -y .*\bunzip\b.*\bp7zip-full\b.*\blibarchive-tools\b/);
     expect(workflow.jobs.test!.steps.some((s: { uses?: string }) => s.uses?.startsWith('browser-actions/setup-chrome@'))).toBe(true);
     expect(test).toContain('/usr/bin/chromium --version');
-    expect(test.indexOf('/usr/bin/chromium')).toBeLessThan(test.indexOf('pnpm test'));
+    expect(test.indexOf('/usr/bin/chromium')).toBeLessThan(test.indexOf('./dev test'));
   });
 
   it('runs the tests, and the smoke test against docker compose up --wait with the first user\'s key', () => {
-    expect(runs('test')).toContain('pnpm test');
+    expect(runs('test')).toContain('./dev test');
     const smoke = runs('compose-smoke');
     expect(smoke).toMatch(/docker compose up .*--wait/);
     expect(smoke).toContain('docker compose run --rm -T admin users create');
