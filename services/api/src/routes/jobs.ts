@@ -156,7 +156,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const { user } = authOf(req);
     const id = String(req.params.id);
     const body = parseOrThrow(retrySchema, req.body ?? {});
-    const outcome = isUuid(id) ? await retryJob({ db, queues, store, onEnqueueError: (err) => log.warn({ err }, 'job retried but not enqueued; the reconciler will enqueue it') }, id, user.id, body.from_checkpoint) : 'not-found';
+    const outcome = isUuid(id) ? await retryJob({ db, queues, store, onEnqueueError: (err) => log.warn({ err }, 'job retried but not enqueued; the reconciler will enqueue it'), onCleanupError: (err) => log.warn({ err, jobId: id }, 'job retried from scratch; its old objects could not be deleted') }, id, user.id, body.from_checkpoint) : 'not-found';
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
     if (outcome === 'not-failed') throw new ApiError('INVALID_REQUEST', 'only jobs with status failed can be retried');
     res.json({ success: true, job_id: id } satisfies JobIdResponse);
