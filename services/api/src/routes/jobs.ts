@@ -8,12 +8,12 @@ import {
   renderZipFilenames,
   retrySchema,
   type GetJobResponse,
-  type JobIdResponse,
+  type JobIdResponse, type MessageResponse,
   type ListJobsResponse,
 } from '@ap/contract';
 import { type Db, type Prisma, jobFileViews } from '@ap/db';
 import type { SecretBox } from '@ap/secrets';
-import { createJob, retryJob } from '@ap/jobs';
+import { createJob, deleteJob, retryJob } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
@@ -160,6 +160,14 @@ export function jobsRouter(deps: JobsDeps): Router {
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
     if (outcome === 'not-failed') throw new ApiError('INVALID_REQUEST', 'only jobs with status failed can be retried');
     res.json({ success: true, job_id: id } satisfies JobIdResponse);
+  });
+
+  // Gone at once for the user and every link holder: the job reads as 404 afterwards.
+  router.delete('/:id', async (req, res) => {
+    const id = String(req.params.id);
+    const deleted = isUuid(id) && (await deleteJob({ db, store, onCleanupError: (err) => log.warn({ err, jobId: id }, 'job deleted; some of its objects could not be deleted') }, id, authOf(req).user.id));
+    if (!deleted) throw new ApiError('NOT_FOUND', 'job not found');
+    res.json({ success: true, message: 'job deleted' } satisfies MessageResponse);
   });
 
   return router;
