@@ -1,5 +1,6 @@
 export { createJob, needsPreparing, type NewJob } from './create';
 export { retryJob, type RetryOutcome } from './retry';
+export { deleteJob } from './delete';
 export { aggregateJobStatus, type BinStatus, type JobStatus } from './status';
 export { newZipId, objectKeyFor } from './ids';
 export { reconcile, sweepExpired, startMaintenance, MAINTENANCE_INTERVAL_MS, STALE_AFTER_MS, type MaintenanceScope, type ReconcileReport } from './maintenance';

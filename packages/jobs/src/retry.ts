@@ -13,10 +13,12 @@ export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
  * Retries a failed job (decisions.md "Lifecycle"). From a checkpoint: completed bins and their
  * objects stay, the others run again (resuming recorded multipart parts where possible). From
  * scratch: every object of the job is deleted and the job starts again from probing.
- * The status check and the reset are one conditional update, so concurrent retries run once.
+ * The status check and the reset are one conditional update, so concurrent retries run once;
+ * objects are deleted only by the retry that won it, after its bins are gone
+ * (docs/api-hardening.md#retry-from-scratch).
  */
 export async function retryJob(
-  deps: { db: Db; queues: WorkQueues; store: ObjectStore; onEnqueueError?: (err: unknown) => void },
+  deps: { db: Db; queues: WorkQueues; store: ObjectStore; onEnqueueError?: (err: unknown) => void; onCleanupError?: (err: unknown) => void },
   jobId: string,
   userId: string,
   fromCheckpoint: boolean,
@@ -29,10 +31,8 @@ export async function retryJob(
   const preparing = needsPreparing(job);
   const bins = await jobBins(db, jobId);
 
-  if (!fromCheckpoint) {
-    await deleteJobObjects(store, jobId, bins);
-  }
   const binsToRun: string[] = [];
+  let binsDropped = false;
   const won = await db.$transaction(async (tx) => {
     if (!(await reopenFailedJob(tx, jobId, job.attempt))) return false;
     const layoutKnown = bins.length > 0;
@@ -46,6 +46,7 @@ export async function retryJob(
     }
     // From scratch (or a split/stream job whose layout was never computed): back to the start.
     await deleteJobBins(tx, jobId);
+    binsDropped = true;
     await resetJobFiles(tx, jobId);
     if (preparing) {
       await restartJob(tx, jobId, 'preparing');
@@ -60,6 +61,9 @@ export async function retryJob(
     return true;
   });
   if (!won) return 'not-failed';
+  // Their rows are gone, so nothing serves or resumes them any more. A failure leaves only
+  // unreferenced objects behind, never a bin without its object.
+  if (binsDropped) await deleteJobObjects(store, jobId, bins).catch(deps.onCleanupError ?? (() => undefined));
 
   // As at creation, waited for briefly: `enqueued_at` stays null until it is done, for the reconciler.
   await enqueueSoon(

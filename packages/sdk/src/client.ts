@@ -181,6 +181,10 @@ export class ArchiveClient {
   retryJob(id: string, body: RetryRequest = {}, options: CreateOptions = {}): Promise<CreateJobResponse> {
     return this.create(`/jobs/${encodeURIComponent(id)}/retry`, body, options);
   }
+  /** Deletes the job and its ZIPs; its download links stop working at once. */
+  deleteJob(id: string): Promise<MessageResponse> {
+    return this.request('DELETE', `/jobs/${encodeURIComponent(id)}`);
+  }
 
   jobStats(): Promise<JobStatsResponse> {
     return this.request('GET', '/jobs/stats');

@@ -235,7 +235,7 @@ describe('methods and OPTIONS', () => {
   it('answers OPTIONS on a known path with 204 and Allow, without authentication', async () => {
     const expected: [string, string][] = [
       ['/jobs', 'GET, HEAD, POST, OPTIONS'],
-      [`/jobs/${randomUUID()}`, 'GET, HEAD, OPTIONS'],
+      [`/jobs/${randomUUID()}`, 'GET, HEAD, DELETE, OPTIONS'],
       [`/jobs/${randomUUID()}/retry`, 'POST, OPTIONS'],
       ['/api-keys', 'GET, HEAD, POST, OPTIONS'],
       [`/api-keys/${randomUUID()}`, 'DELETE, OPTIONS'],
@@ -252,7 +252,7 @@ describe('methods and OPTIONS', () => {
   it('answers a method a known path does not take with 405, Allow and the envelope', async () => {
     const cases: [string, string, string][] = [
       ['DELETE', '/jobs', 'GET, HEAD, POST, OPTIONS'],
-      ['PUT', `/jobs/${randomUUID()}`, 'GET, HEAD, OPTIONS'],
+      ['PUT', `/jobs/${randomUUID()}`, 'GET, HEAD, DELETE, OPTIONS'],
       ['GET', `/jobs/${randomUUID()}/retry`, 'POST, OPTIONS'],
       ['PATCH', '/api-keys', 'GET, HEAD, POST, OPTIONS'],
       ['GET', '/auth/login', 'POST, OPTIONS'],

@@ -218,6 +218,8 @@ describe('every route answers as documented', () => {
     expect((await download(done.download_url, { range: 'bytes=100-', 'if-range': '"other"' })).status).toBe(200);
     expect((await download(done.download_url, { range: `bytes=${full.body.length}-` })).status).toBe(416);
     expect((await download(`${u}/download/not-a-token`)).status).toBe(403);
+    expect((await call(u, 'DELETE', `/jobs/${done.id}`, { key })).status).toBe(200);
+    expect((await call(u, 'DELETE', `/jobs/${done.id}`, { key })).status).toBe(404);
     expect((await call(u, 'GET', '/jobs/stats', { key })).status).toBe(200);
     expect((await call(u, 'GET', '/usage', { key })).status).toBe(200);
     const hook = await call(u, 'POST', '/webhooks', { key, body: { url: `${origin.url}/hook` } });

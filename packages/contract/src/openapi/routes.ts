@@ -148,6 +148,12 @@ export const API_ROUTES: readonly RouteDoc[] = [
     responses: { 200: { description: 'the job, with its ZIPs', schema: getJobResponseSchema } },
     errors: { 404: ['NOT_FOUND'] },
   }),
+  defineRoute({
+    method: 'delete', path: '/jobs/:id', operationId: 'deleteJob', summary: 'Delete a job: its ZIPs, and every download link of it at once', tag: 'Jobs', auth: 'key', parsesJson: true,
+    params: { id: uuidParam('job') },
+    responses: { 200: { description: 'deleted; the job and its download links answer 404 from now on', schema: messageResponseSchema } },
+    errors: { 404: ['NOT_FOUND'] },
+  }),
   defineRoute(idempotentCreate({
     method: 'post', path: '/jobs/:id/retry', operationId: 'retryJob', summary: 'Retry a failed job', tag: 'Jobs', auth: 'key', parsesJson: true,
     params: { id: uuidParam('job') },

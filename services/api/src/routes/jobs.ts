@@ -5,12 +5,12 @@ import {
   listJobsQuerySchema,
   retrySchema,
   type GetJobResponse,
-  type JobIdResponse,
+  type JobIdResponse, type MessageResponse,
   type ListJobsResponse,
 } from '@ap/contract';
 import { jobFileViews, userJobsPage, userJobWithBins, type Db } from '@ap/db';
 import type { SecretBox } from '@ap/secrets';
-import { createJob, retryJob } from '@ap/jobs';
+import { createJob, deleteJob, retryJob } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
@@ -109,10 +109,18 @@ export function jobsRouter(deps: JobsDeps): Router {
     const { user } = authOf(req);
     const id = String(req.params.id);
     const body = parseOrThrow(retrySchema, req.body ?? {});
-    const outcome = isUuid(id) ? await retryJob({ db, queues, store, onEnqueueError: (err) => log.warn({ err }, 'job retried but not enqueued; the reconciler will enqueue it') }, id, user.id, body.from_checkpoint) : 'not-found';
+    const outcome = isUuid(id) ? await retryJob({ db, queues, store, onEnqueueError: (err) => log.warn({ err }, 'job retried but not enqueued; the reconciler will enqueue it'), onCleanupError: (err) => log.warn({ err, jobId: id }, 'job retried from scratch; its old objects could not be deleted') }, id, user.id, body.from_checkpoint) : 'not-found';
     if (outcome === 'not-found') throw new ApiError('NOT_FOUND', 'job not found');
     if (outcome === 'not-failed') throw new ApiError('INVALID_REQUEST', 'only jobs with status failed can be retried');
     res.json({ success: true, job_id: id } satisfies JobIdResponse);
+  });
+
+  // Gone at once for the user and every link holder: the job reads as 404 afterwards.
+  router.delete('/:id', async (req, res) => {
+    const id = String(req.params.id);
+    const deleted = isUuid(id) && (await deleteJob({ db, store, onCleanupError: (err) => log.warn({ err, jobId: id }, 'job deleted; some of its objects could not be deleted') }, id, authOf(req).user.id));
+    if (!deleted) throw new ApiError('NOT_FOUND', 'job not found');
+    res.json({ success: true, message: 'job deleted' } satisfies MessageResponse);
   });
 
   return router;
