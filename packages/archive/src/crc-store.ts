@@ -1,4 +1,4 @@
-import { type Db, recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/db';
+import { type Db, forgetLearnedSums, recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { CrcCheckpoint, EntryMac } from '@ap/zip';
 
@@ -55,6 +55,17 @@ export class CrcStore {
   macCheckpointOf(jobId: string, position: number): { length: number; mac: EntryMac } | null {
     const held = this.macCheckpoints.get(`${jobId}:${position}`);
     return held ? { length: held.length, mac: held.mac.copy() } : null;
+  }
+
+  /** The origin served other bytes than those learned: what was learned of the file goes, at once. */
+  async forget(jobId: string, position: number): Promise<void> {
+    const key = `${jobId}:${position}`;
+    this.crcs.delete(key);
+    this.macs.delete(key);
+    this.checkpoints.delete(key);
+    this.macCheckpoints.delete(key);
+    await this.flush();
+    await forgetLearnedSums(this.db, jobId, position).catch((err: Error) => this.log.warn({ err: err.message }, 'changed file not forgotten'));
   }
 
   checkpoint(jobId: string, position: number, state: CrcCheckpoint): void {

@@ -2,13 +2,14 @@
 // records rendered from the layout, bodies fetched by range, CRC-32s learned on the way.
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
 import { setMaxListeners } from 'node:events';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { crc32, planSlices, renderSegment, type AesCtr, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
 import { encryptedBody } from './encrypted-body';
 import { KeysAhead } from './keys-ahead';
+import { skipTake } from './skip-take';
 
 /** Tunables; tests and benches shrink them. */
 export interface LayoutReaderOptions {
@@ -72,6 +73,8 @@ export class LayoutReader {
   private planned: { slices: readonly SegmentSlice[]; plan: RangePlan } | null = null;
   /** An encrypted layout's keys, derived off the event loop before each entry's bytes are made. */
   private keys: KeysAhead | null = null;
+  /** What was learned of a file found changed, being dropped. */
+  private forgetting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly fetcher: Fetcher,
@@ -186,6 +189,7 @@ export class LayoutReader {
   async close(): Promise<void> {
     this.ahead?.close();
     if (this.first) await this.first.source.close();
+    await this.forgetting;
     await this.crcStore.flush();
   }
 
@@ -202,6 +206,9 @@ export class LayoutReader {
   }
 
   private learnMac(entry: number, mac: Buffer): void {
+    const known = this.macs.get(entry);
+    if (known?.equals(mac)) return;
+    if (known) this.changed(entry);
     this.macs.set(entry, mac);
     this.crcStore.mac(this.jobId, this.inputs[entry]!.position, mac);
   }
@@ -235,8 +242,19 @@ export class LayoutReader {
   }
 
   private learn(entry: number, crc: number): void {
+    const known = this.crcs.get(entry);
+    if (known === crc) return;
+    if (known !== undefined) this.changed(entry);
     this.crcs.set(entry, crc);
     this.crcStore.crc(this.jobId, this.inputs[entry]!.position, crc);
+  }
+
+  /** The origin sent other bytes than those learned: the response is cut before the sum goes out, and the next one learns again. */
+  private changed(entry: number): never {
+    this.crcs.delete(entry);
+    this.macs.delete(entry);
+    this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position);
+    throw new FetchError('changed', 'file changed since it was first read', { retryable: false });
   }
 
   /** Opens the body bytes of a data slice, checking the input is what was probed. */
@@ -277,15 +295,17 @@ export class LayoutReader {
   private async openSource(piece: BodyPiece): Promise<DataSource> {
     const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
+    // A body sent whole whose sum is known is summed again and checked (docs/archive-options.md#changed-origins).
+    const whole = from === 0 && to === input.size;
     if (this.layout.encryption) {
       await this.keys?.need(entry);
       // The MAC runs over the whole ciphertext: tracked from 0 or a kept checkpoint, or over a prefix fetched first.
-      const mac = crc === null ? null : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
+      const mac = crc === null ? (whole ? { at: 0, mac: this.layout.encryption.mac(entry) } : null) : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
       const opened = await this.open(input, from, to);
       return new DataSource(this, entry, input, opened, from, to, null, { cipher: this.layout.encryption.cipher(entry), mac });
     }
     // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
-    const tracked = crc === null ? null : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
+    const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
     const opened = await this.open(input, from, to);
     return new DataSource(this, entry, input, opened, from, to, tracked);
   }
@@ -372,25 +392,3 @@ class DataSource {
     this.opened.stream.destroy();
   }
 }
-
-/** For an origin that ignored Range: drops `skip` bytes, then passes `take`. */
-function skipTake(stream: Readable, skip: number, take: number): Readable {
-  return Readable.from(
-    (async function* () {
-      let pos = 0;
-      try {
-        for await (const chunk of stream as AsyncIterable<Buffer>) {
-          const a = Math.max(0, skip - pos);
-          const b = Math.min(chunk.length, skip + take - pos);
-          pos += chunk.length;
-          if (b > a) yield chunk.subarray(a, b);
-          if (pos >= skip + take) break;
-        }
-      } finally {
-        stream.destroy();
-      }
-    })(),
-    { objectMode: false },
-  );
-}
-

@@ -190,6 +190,11 @@ export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; posit
     WHERE f.job_id = v.job_id AND f.position = v.position`;
 }
 
+/** A file whose origin served other bytes than those learned: its CRC, MAC and checkpoint are learned again. */
+export async function forgetLearnedSums(db: DbTx, jobId: string, position: number): Promise<void> {
+  await db.jobFile.updateMany({ where: { jobId, position }, data: { crc32: null, aesMac: null, crcPrefix: null, crcPrefixLen: null } });
+}
+
 /** A resume checkpoint of a body whose CRC is not known, only ever moved forward. */
 export async function recordCrcCheckpoint(db: DbTx, jobId: string, position: number, state: { crc: number; length: number }): Promise<void> {
   // Only forward: a later, shorter disconnect must not undo a longer checkpoint.
