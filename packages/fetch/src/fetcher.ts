@@ -47,6 +47,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       retryAfterCapMs: options.retryAfterCapMs ?? 30_000,
     },
     ctx,
+    (url, signal) => client.hosts.whenRoom(new URL(url).host, signal),
   );
   // A file's reads by how it is accessed (access.ts): as a plain URL, with its own request
   // headers (the same parts over a client that adds them), or as an s3:// object.
@@ -79,6 +80,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       if ('unavailable' in access) return Promise.reject(unavailable(url, access.unavailable).cause);
       return withHeaders(access.headers).openBody(url, bodyOptions);
     },
+    hosts: client.hosts,
     close: () => {
       client.close();
       s3.close();
