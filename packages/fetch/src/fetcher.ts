@@ -64,6 +64,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     idleTimeoutMs: options.idleTimeoutMs,
     bodyOptions: plain.sources.bodyOptions,
     toError: (error) => toFetchError(error, ctx),
+    hosts: client.hosts,
   });
   return {
     probe: (url, probeOptions = {}) => {
