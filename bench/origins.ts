@@ -1,7 +1,7 @@
 // Distant-origin bench. An origin in its own process answers each request
 // after 40 ms and sends at most 25 MB/s per connection (bench/lib/origin-server.ts with ORIGIN_LATENCY_MS and ORIGIN_RATE_MBPS).
 // For (1) 2,000 files x 256 KiB and (2) 8 files x 256 MiB it prints, each as a ratio to
-// `curl --parallel --parallel-max 8` fetching the same URLs into /dev/null in the same run:
+// `curl --parallel --parallel-immediate --parallel-max 8` fetching the same URLs into /dev/null in the same run:
 //   writer: the packer's archive writer (writeArchive -> yazl -> null sink), in this process;
 //   stored: a stored job end to end (POST -> its completed_at), the real services as
 //           processes, with where its time went (preparing, packing, completing) and, as the
@@ -113,7 +113,7 @@ function curl(urls: string[], parallel: boolean): number {
   const config = `/tmp/ap-bench-origins-${process.pid}.curl`;
   writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
   const t0 = process.hrtime.bigint();
-  execFileSync('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-max', '8'] : []), '-K', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-immediate', '--parallel-max', '8'] : []), '-K', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   return ms(t0);
 }
 

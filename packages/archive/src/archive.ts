@@ -85,13 +85,14 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
   const ahead = new FetchAhead<OpenedBody | FetchError>(
     files.map((file) => ({
       size: file.size === null ? null : Number(file.size),
+      host: hostOf(file.url),
       open: () =>
         fetcher
           .openBody(file.url, { expectedSize: file.size === null ? undefined : Number(file.size), signal, ...(file.access ? { access: file.access } : {}) })
           .catch((err: unknown) => (err instanceof FetchError ? err : Promise.reject(err))),
     })),
     (opened) => (opened instanceof FetchError ? null : opened.stream),
-    options.fetchAhead,
+    { hosts: fetcher.hosts, ...options.fetchAhead },
   );
   options.onFetchAhead?.(ahead);
   try {
@@ -195,4 +196,13 @@ function streamEntry(
       });
     });
   });
+}
+
+/** The origin host of a file's URL (an s3:// URL's bucket), for the per-host connection limit. */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
 }

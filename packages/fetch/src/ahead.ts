@@ -27,6 +27,7 @@ import type { Readable } from 'node:stream';
 import { BodyStream } from './body';
 import { BODY_OVERHEAD, consumedOf, LEAD_WHILE_FAST, leadOf, MAX_BODIES_AHEAD, remainingOf, reserveFor, wholeFits, type Slot } from './ahead-slot';
 import { RangedMode } from './ranged-mode';
+import type { HostLimits } from './host-limits';
 import type { SharedBudget } from './shared-budget';
 
 export { SharedBudget } from './shared-budget';
@@ -38,6 +39,8 @@ export interface FetchAheadOptions {
   budgetBytes?: number;
   /** A budget this archive shares with others being written in the same process. */
   shared?: SharedBudget;
+  /** Connections per origin host (the fetcher's `hosts`): asked before any beyond the body in turn. */
+  hosts?: HostLimits;
   /** Keep `peakBufferedBytes` up to date (tests, benches): a sum over the bodies per chunk. */
   measure?: boolean;
 }
@@ -45,6 +48,8 @@ export interface FetchAheadOptions {
 export interface AheadItem<T> {
   /** Bytes the body has, when known before it is opened. */
   size: number | null;
+  /** The origin host it comes from (the per-host connection limit), when known. */
+  host?: string;
   /** Opens the body (rejects when it cannot be had). */
   open(): Promise<T>;
 }
@@ -159,8 +164,8 @@ export class FetchAhead<T> {
       }
       if (index - this.nextTake >= MAX_BODIES_AHEAD) break;
       const want = reserveFor(this.items[index]!.size, this.slice);
-      // The budgets hold, except that the body next in line may always be opened.
-      if (index > this.nextTake && ((this.reserved > 0 && this.reserved + want > this.budgetBytes) || !this.sharedFits(want))) break;
+      // The budgets and the host's connections hold, except that the body next in line may always be opened.
+      if (index > this.nextTake && ((this.reserved > 0 && this.reserved + want > this.budgetBytes) || !this.sharedFits(want) || !this.hostRoom(index))) break;
       this.start(index, false);
     }
   }
@@ -175,6 +180,12 @@ export class FetchAhead<T> {
     if (this.shared === null || this.shared.fits(bytes)) return true;
     this.shared.wakeOnRoom(this.wake);
     return false;
+  }
+
+  /** Whether item `index`'s host takes one more connection now; if not, this archive is pumped when it does. */
+  private hostRoom(index: number): boolean {
+    const host = this.items[index]!.host;
+    return host === undefined || !this.options.hosts || this.options.hosts.room(host, this.wake);
   }
 
   /** Changes this archive's reservations (and the shared budget's). */
@@ -203,8 +214,8 @@ export class FetchAhead<T> {
     if (!this.mode.segmentsWanted || this.closed) return;
     const range = this.mode.rangeBytes;
     let considered = 0;
-    const full = () => this.busy >= this.concurrency || this.reserved + range > this.budgetBytes || !this.sharedFits(range);
     for (const [index, slot] of this.held) {
+      const full = () => this.busy >= this.concurrency || this.reserved + range > this.budgetBytes || !this.sharedFits(range) || !this.hostRoom(index);
       if (considered >= 2) return;
       if (slot.released) continue;
       const body = slot.body;

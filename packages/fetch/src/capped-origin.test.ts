@@ -5,9 +5,11 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { FetchAhead } from './ahead';
 import { createFetcher, type Fetcher, type OpenedBody } from './fetcher';
+import { HostLimits } from './host-limits';
 import { bytes, startCappedOrigin, type CappedOrigin } from './testing';
 
-const MiB = 1024 * 1024;
+const KiB = 1024;
+const MiB = 1024 * KiB;
 const fetchers: Fetcher[] = [];
 const origins: CappedOrigin[] = [];
 
@@ -37,9 +39,9 @@ async function readThrough(ahead: FetchAhead<OpenedBody>, count: number): Promis
 
 describe('a per-connection capped origin', () => {
   it('serves one 64 MiB file over several connections at once, within a 64 MiB budget', async () => {
-    // 4 MB/s per connection: a range of a slice (8 MiB) takes 2 s, longer than any measure of a moment.
+    // 2 MB/s per connection (as curl sees such an origin): a slice (8 MiB) takes 4 s, longer than any measure of a moment.
     const file = bytes(64 * MiB, 7);
-    const o = await startCappedOrigin([file], { bytesPerSecond: 4_000_000 });
+    const o = await startCappedOrigin([file], { bytesPerSecond: 2_000_000 });
     origins.push(o);
     const budgetBytes = 64 * MiB;
     const ahead = new FetchAhead<OpenedBody>([{ size: file.length, open: () => fetcher().openBody(`${o.base}/0`, { expectedSize: file.length }) }], (opened) => opened.stream, {
@@ -53,4 +55,48 @@ describe('a per-connection capped origin', () => {
     expect(o.connections).toBeGreaterThanOrEqual(6);
     expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(budgetBytes);
   }, 60_000);
+});
+
+describe('an origin answering 429 with Retry-After', () => {
+  it('gets no more connections than it had when it refused, and none new before Retry-After', async () => {
+    // It serves 3 responses at once and refuses more (Retry-After: 1 s); 40 files of 64 KiB at 2 MB/s each.
+    const files = Array.from({ length: 40 }, (_, i) => bytes(64 * KiB, 30 + i));
+    const o = await startCappedOrigin(files, { bytesPerSecond: 2_000_000, refuseAbove: 3 });
+    origins.push(o);
+    const f = fetcher();
+    const ahead = new FetchAhead<OpenedBody>(
+      files.map((file, i) => ({ size: file.length, host: new URL(o.base).host, open: () => f.openBody(`${o.base}/${i}`, { expectedSize: file.length }) })),
+      (opened) => opened.stream,
+      { concurrency: 8, budgetBytes: 64 * MiB, hosts: f.hosts },
+    );
+    expect(await readThrough(ahead, files.length)).toEqual(files.map(sha));
+    expect(o.refusals).toBeGreaterThanOrEqual(1);
+    // While a Retry-After was in force: the first wave's requests (8) at most, not the bodies
+    // ahead opened as the served ones freed their connections.
+    expect(o.requestsWhileRefusing).toBeLessThanOrEqual(8);
+  }, 60_000);
+});
+
+describe('HostLimits', () => {
+  it('halves what a host pushing back gets, opens nothing new before Retry-After, and gives none back at once', async () => {
+    const limits = new HostLimits(16);
+    const ends = Array.from({ length: 8 }, () => limits.opened('a.example'));
+    expect(limits.room('a.example')).toBe(true);
+    limits.pushedBack('a.example', 200);
+    expect(limits.allowed('a.example')).toBe(4);
+    for (const end of ends.slice(0, 6)) end();
+    // 2 open, 4 allowed, but Retry-After holds every new one.
+    let woken = false;
+    expect(limits.room('a.example', () => (woken = true))).toBe(false);
+    expect(limits.room('b.example')).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(woken).toBe(true);
+    expect(limits.room('a.example')).toBe(true);
+    limits.pushedBack('a.example');
+    expect(limits.allowed('a.example')).toBe(1);
+    // Good answers right after a push-back give nothing back (a calm period first).
+    for (let i = 0; i < 20; i++) limits.succeeded('a.example');
+    expect(limits.allowed('a.example')).toBe(1);
+    for (const end of ends) end();
+  });
 });

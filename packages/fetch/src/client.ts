@@ -7,6 +7,8 @@ import got, { type Got, type PlainResponse, type Request as GotRequest } from 'g
 import { toFetchError, type ErrorContext } from './classify';
 import { FetchError } from './errors';
 import { checkUrl, createGuardedAgents, parseAllowList, type GuardedAgents, type GuardOptions } from './guard';
+import { header, parseRetryAfter } from './headers';
+import { HostLimits } from './host-limits';
 import { DEFAULT_MIN_RATE, watchRate } from './limits';
 import type { FetcherOptions } from './types';
 
@@ -26,6 +28,8 @@ export interface HttpClient {
   /** The guarded agents and the guard's settings (the S3 reader's requests use them too). */
   agents: GuardedAgents;
   guard: GuardOptions;
+  /** Connections per origin host (host-limits.ts), told of every request and how it went. */
+  hosts: HostLimits;
   /** Closes the keep-alive sockets. */
   close(): void;
 }
@@ -59,6 +63,8 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
     maxSockets: options.maxSockets,
     extraCa: options.extraCa,
   });
+
+  const hosts = new HostLimits(options.hostConnections ?? 16);
 
   const client: Got = got.extend({
     agent: { http: agents.http, https: agents.https },
@@ -127,15 +133,23 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
       const context = extra ? { origin: new URL(url).origin, ownHeaders: Object.keys(extra) } : {};
       const stream = client.stream(url, { method, headers, context, ...(link ? { signal: link.signal } : {}) });
       if (link) for (const event of ['end', 'close', 'error']) stream.once(event, link.release);
+      const host = new URL(url).host;
+      const ended = hosts.opened(host);
+      for (const event of ['end', 'close', 'error']) stream.once(event, ended);
       // Keeps a late error from crashing the process before the consumer attaches its own
       // listener; the error stays on `stream.errored` for pipeline() to report.
       stream.on('error', noop);
       const onError = (error: unknown): void => {
         stream.off('response', onResponse);
-        reject(toFetchError(error, ctx));
+        const fetchError = toFetchError(error, ctx);
+        if (fetchError.kind === 'connection' || fetchError.kind === 'timeout') hosts.pushedBack(host);
+        reject(fetchError);
       };
       const onResponse = (response: PlainResponse): void => {
         stream.off('error', onError);
+        const status = response.statusCode;
+        if (status === 429 || status === 503) hosts.pushedBack(host, parseRetryAfter(header(response.headers, 'retry-after')));
+        else if (status < 500) hosts.succeeded(host);
         if (method === 'GET') watchRate(stream, options.minRate ?? DEFAULT_MIN_RATE);
         resolve({ stream, response });
       };
@@ -149,6 +163,7 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
     attempt,
     agents,
     guard,
+    hosts,
     close() {
       agents.http.destroy();
       agents.https.destroy();

@@ -47,6 +47,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       retryAfterCapMs: options.retryAfterCapMs ?? 30_000,
     },
     ctx,
+    (url, signal) => client.hosts.whenRoom(new URL(url).host, signal),
   );
   // A file's reads by how it is accessed (access.ts): as a plain URL, with its own request
   // headers (the same parts over a client that adds them), or as an s3:// object.
@@ -63,6 +64,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     idleTimeoutMs: options.idleTimeoutMs,
     bodyOptions: plain.sources.bodyOptions,
     toError: (error) => toFetchError(error, ctx),
+    hosts: client.hosts,
   });
   return {
     probe: (url, probeOptions = {}) => {
@@ -83,6 +85,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       if (!('s3' in access)) return Promise.resolve(unavailable(url, 'unavailable' in access ? access.unavailable : 'a prefix entry needs a source'));
       return s3.list(url, access.s3, { limit, signal });
     },
+    hosts: client.hosts,
     close: () => {
       client.close();
       s3.close();

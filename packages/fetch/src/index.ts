@@ -8,6 +8,7 @@ export { classifyAddress, isLocalhostName } from './guard';
 export type { AddressVerdict, LookupFunction } from './guard';
 export { parseContentRange, parseRetryAfter } from './headers';
 export { FetchAhead, FETCH_AHEAD_DEFAULTS, SharedBudget } from './ahead';
+export { HostLimits } from './host-limits';
 export type { AheadItem, FetchAheadOptions } from './ahead';
 export { BodyStream } from './body';
 export { checkUrl, createGuardedAgents, parseAllowList } from './guard';

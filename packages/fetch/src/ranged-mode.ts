@@ -96,9 +96,12 @@ export class RangedMode {
     if (this.state === 'off' && performance.now() >= this.noProbeUntil) this.startProbe();
   }
 
-  /** The body being read is read as fast as it arrives: not bandwidth-bound (any more). A probe under way decides by itself. */
+  /** The body being read fills its read-ahead: it arrives faster than it is read, not bandwidth-bound (any more). */
   held(): void {
-    if (this.state === 'on') this.off();
+    if (this.state === 'on') return this.off();
+    // Under a probe: bytes arrive faster than they are read (new connections filling their
+    // buffers would look like a gain), so no gain is what it found.
+    if (this.state !== 'off') this.noGain(performance.now());
   }
 
   close(): void {
@@ -138,11 +141,14 @@ export class RangedMode {
       this.probeRetryMs = PROBE_RETRY_MS;
       this.host.leadsChanged(false);
       this.host.pumpSoon();
-    } else {
-      this.off();
-      this.noProbeUntil = now + this.probeRetryMs;
-      this.probeRetryMs = Math.min(2 * this.probeRetryMs, PROBE_RETRY_MAX_MS);
-    }
+    } else this.noGain(now);
+  }
+
+  /** The probe found no gain: off, and the next one waits (longer each time). */
+  private noGain(now: number): void {
+    this.off();
+    this.noProbeUntil = now + this.probeRetryMs;
+    this.probeRetryMs = Math.min(2 * this.probeRetryMs, PROBE_RETRY_MAX_MS);
   }
 
   private endProbe(): void {

@@ -41,7 +41,10 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-export function createRetrier(policy: RetryPolicy, ctx: ErrorContext): Retrier {
+/** Waits, before a retry after the host pushed back (429, 503, a reset), until it takes one more connection. */
+export type RoomFor = (url: string, signal: AbortSignal | undefined) => Promise<void>;
+
+export function createRetrier(policy: RetryPolicy, ctx: ErrorContext, roomFor?: RoomFor): Retrier {
   const { retries, baseDelayMs, maxDelayMs, retryAfterCapMs } = policy;
 
   function backoff(attemptNo: number, retryAfterMs: number | undefined): number | undefined {
@@ -62,6 +65,7 @@ export function createRetrier(policy: RetryPolicy, ctx: ErrorContext): Retrier {
         const delay = error.retryable && attemptNo <= retries && !signal?.aborted ? backoff(attemptNo, error.retryAfterMs) : undefined;
         if (delay === undefined) throw error;
         await sleep(delay, signal);
+        if (roomFor && (error.status === 429 || error.status === 503 || error.kind === 'connection' || error.kind === 'timeout')) await roomFor(url, signal);
         attemptNo++;
       }
       try {

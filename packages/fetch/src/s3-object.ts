@@ -16,6 +16,7 @@ import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
 import { listPrefixObjects, type PrefixListing } from './s3-listing';
 import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
+import type { HostLimits } from './host-limits';
 
 export interface S3ReaderSettings {
   agents: GuardedAgents;
@@ -26,6 +27,8 @@ export interface S3ReaderSettings {
   bodyOptions(size: number | null, signal: AbortSignal | undefined, lengthName: string): Omit<BodyStreamOptions, 'resume' | 'segment'>;
   /** The fetcher's mapping of a transport error (connection, timeout, blocked) to a FetchError. */
   toError(error: unknown): FetchError;
+  /** Connections per host (host-limits.ts): a bucket answering SlowDown (503) or 429 gets fewer, keyed by its name as an s3:// URL's host. */
+  hosts?: HostLimits;
 }
 
 export interface S3Reader {
@@ -174,7 +177,9 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
         { abortSignal: signal },
       );
     } catch (error) {
-      throw s3Error(error, settings);
+      const refused = s3Error(error, settings);
+      if (refused.status === 503 || refused.status === 429) settings.hosts?.pushedBack(location.bucket);
+      throw refused;
     }
   }
 

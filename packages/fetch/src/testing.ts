@@ -101,8 +101,10 @@ export interface CappedOrigin extends TestOrigin {
   /** Responses being sent now, and the most ever at once. */
   inFlight: number;
   maxInFlight: number;
-  /** Most responses ever sent at once while a Retry-After answer was in force. */
-  maxInFlightAfterRefusal: number;
+  /** 429 answers given. */
+  refusals: number;
+  /** Requests that came while a 429's Retry-After (1 s) was in force. */
+  requestsWhileRefusing: number;
 }
 
 export interface CappedOptions {
@@ -119,12 +121,14 @@ export interface CappedOptions {
 export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): Promise<CappedOrigin> {
   const tickMs = 16;
   const perTick = Math.max(1, Math.round((opts.bytesPerSecond * tickMs) / 1000));
-  let refusedAt = 0;
+  let refusedAt = -Infinity;
   const o = (await startOrigin((req, res, origin) => {
     const state = origin as CappedOrigin;
     const body = files[Number(req.url!.slice(1))];
     if (!body) return void res.writeHead(404).end();
+    if (performance.now() - refusedAt < 1000) state.requestsWhileRefusing++;
     if (opts.refuseAbove !== undefined && state.inFlight >= opts.refuseAbove) {
+      state.refusals++;
       refusedAt = performance.now();
       return void res.writeHead(429, { 'retry-after': '1' }).end();
     }
@@ -138,7 +142,6 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
     if (req.method === 'HEAD') return void res.end();
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-    if (refusedAt > 0 && performance.now() - refusedAt < 1000) state.maxInFlightAfterRefusal = Math.max(state.maxInFlightAfterRefusal, state.inFlight);
     let done = false;
     const finish = () => {
       if (!done) state.inFlight--;
@@ -163,6 +166,7 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
   })) as CappedOrigin;
   o.inFlight = 0;
   o.maxInFlight = 0;
-  o.maxInFlightAfterRefusal = 0;
+  o.refusals = 0;
+  o.requestsWhileRefusing = 0;
   return o;
 }

@@ -1,5 +1,6 @@
 /** The fetch layer's public shapes: options, probe results and opened bodies. */
 import type { FileAccess } from './access';
+import type { HostLimits } from './host-limits';
 import type { Readable } from 'node:stream';
 import type { FetchError } from './errors';
 import type { PrefixListing } from './s3-listing';
@@ -28,6 +29,8 @@ export interface FetcherOptions {
   userAgent: string;
   /** Addresses / CIDRs exempt from the guard (an operator's internal mirror; tests). */
   allowAddresses?: readonly string[];
+  /** Connections per origin host the fetch-ahead scheduler opens at most (host-limits.ts). Default 16. */
+  hostConnections?: number;
   /** Per origin, per agent. Default: unlimited (Node's default). */
   maxSockets?: number;
   /** Idle keep-alive sockets are closed after this long. Default 15 s. */
@@ -108,6 +111,8 @@ export interface Fetcher {
   openBody(url: string, options?: OpenBodyOptions): Promise<OpenedBody>;
   /** The objects of a prefix entry (`s3://bucket/prefix/`), read with its source's credentials. */
   listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal }): Promise<PrefixListing>;
+  /** Connections per origin host, shared by every archive this fetcher serves (host-limits.ts). */
+  hosts: HostLimits;
   /** Closes the keep-alive sockets. */
   close(): void;
 }

@@ -29,9 +29,16 @@ export interface ServiceContext {
 }
 
 /** How every service fetches remote URLs (decisions.md "Fetching"). */
-export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS'>>) {
+export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS' | 'FETCH_HOST_CONNECTIONS'>>) {
   const minRate = { ...DEFAULT_MIN_RATE, windowMs: config.FETCH_MIN_RATE_WINDOW_MS ?? DEFAULT_MIN_RATE.windowMs };
-  return { allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: 10_000, idleTimeoutMs: config.FETCH_IDLE_TIMEOUT_MS ?? 30_000, minRate, userAgent: 'archive-packager/1.0' };
+  return {
+    allowPrivate: config.ALLOW_PRIVATE_URLS,
+    connectTimeoutMs: 10_000,
+    idleTimeoutMs: config.FETCH_IDLE_TIMEOUT_MS ?? 30_000,
+    minRate,
+    userAgent: 'archive-packager/1.0',
+    ...(config.FETCH_HOST_CONNECTIONS !== undefined ? { hostConnections: config.FETCH_HOST_CONNECTIONS } : {}),
+  };
 }
 
 export function storageConfig(config: Config) {
