@@ -9,7 +9,7 @@ import { archiveOptionFields, compressOption, passwordFileOption, type ArchiveOp
 import { count, Output } from './output';
 import { formatBytes, parseSize } from '@ap/contract/sizes';
 import { parseUrlList } from '@ap/contract/url-list';
-import { applyPrivateSourceOptions, registerSourceCommands, withPrivateSourceOptions } from './sources';
+import { applyPrivateSourceOptions, destinationOption, registerSourceCommands, withPrivateSourceOptions } from './sources';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
@@ -143,7 +143,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option('--download <dir>', 'wait, then download every ZIP into DIR (implies --wait)')
     .option('--crc', 'also check every entry\'s CRC-32 after downloading')
     .addOption(compressOption()).addOption(passwordFileOption())
-    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean; source?: string; header?: [string, string][] } & ArchiveOptionFlags, cmd: Command) => {
+    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean; source?: string; header?: [string, string][]; destination?: string; destinationSource?: string } & ArchiveOptionFlags, cmd: Command) => {
       const client = clientOf(cmd);
       const files: { url: string; filename?: string }[] = urls.map((url) => ({ url }));
       if (opts.from) {
@@ -153,7 +153,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         files.push(...parseUrlList(text));
       }
       if (files.length === 0) throw new UsageError('no URLs: give them as arguments or with --from FILE');
-      const body: JobCreateRequest = { files: applyPrivateSourceOptions(files, opts) };
+      const destination = destinationOption(opts);
+      const body: JobCreateRequest = { files: applyPrivateSourceOptions(files, opts), ...(destination ? { destination } : {}) };
       if (opts.mode) body.mode = opts.mode;
       if (opts.split !== undefined) body.max_zip_size_bytes = opts.split;
       if (opts.name !== undefined) body.zip_filename = opts.name;

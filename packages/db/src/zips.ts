@@ -51,7 +51,7 @@ export function jobBins(db: DbTx, jobId: string): Promise<BinRow[]> {
 export function binForDownload(db: DbTx, zipId: string) {
   return db.zip.findUnique({
     where: { id: zipId },
-    include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true, userId: true } } },
+    include: { job: { select: { status: true, mode: true, expiresAt: true, purgedAt: true, userId: true, destinationSourceId: true, destinationBucket: true, destinationPrefix: true } } },
   });
 }
 

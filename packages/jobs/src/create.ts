@@ -27,6 +27,8 @@ export interface NewJob {
   compressionLevel: number | null;
   /** The password goes in sealed: `seal` is the caller's, bound to the password. */
   encryption: { method: 'aes-256'; seal: SealFor } | null;
+  /** Where a stored job's ZIPs are written (docs/private-sources.md#destination-buckets); null: our bucket. */
+  destination?: { sourceId: string; bucket: string; prefix: string } | null;
 }
 
 /**
@@ -75,6 +77,9 @@ export async function createJob(
         ...archiveOptionColumns(id, input),
         urlCount: input.files.length,
         prefixEntries,
+        destinationSourceId: input.destination?.sourceId ?? null,
+        destinationBucket: input.destination?.bucket ?? null,
+        destinationPrefix: input.destination?.prefix ?? null,
         zipCount: preparing ? 0 : 1,
         createdAt,
         expiresAt: new Date(createdAt.getTime() + input.expiresIn * 1000),

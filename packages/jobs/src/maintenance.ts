@@ -105,12 +105,13 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
 export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now = new Date()): Promise<number> {
   const jobs = await db.job.findMany({
     where: { expiresAt: { lte: now }, purgedAt: null },
-    select: { id: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
+    select: { id: true, destinationSourceId: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
     take: 500,
   });
   for (const job of jobs) {
     try {
-      await deleteJobObjects(store, job.id, job.zips);
+      // A destination's ZIPs are the customer's: they stay (docs/private-sources.md#destination-buckets).
+      if (job.destinationSourceId === null) await deleteJobObjects(store, job.id, job.zips);
       await db.job.update({ where: { id: job.id }, data: { purgedAt: now } });
     } catch (err) {
       log.warn({ err, jobId: job.id }, 'could not delete the objects of an expired job; will try again');

@@ -29,7 +29,8 @@ export async function retryJob(
   const preparing = needsPreparing(job);
   const bins = await jobBins(db, jobId);
 
-  if (!fromCheckpoint) {
+  // A destination's objects are the customer's (a retry writes them again, over the same keys).
+  if (!fromCheckpoint && job.destinationSourceId === null) {
     await deleteJobObjects(store, jobId, bins);
   }
   const binsToRun: string[] = [];

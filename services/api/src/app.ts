@@ -6,7 +6,7 @@ import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
-import { announceDeliveries } from '@ap/jobs';
+import { announceDeliveries, destinationStore } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
@@ -93,7 +93,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
   };
   const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
-  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd, streamSlots: slots }));
+  app.use('/download', downloadRouter({ db: ctx.db, store: ctx.store, log: ctx.log, tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET, serveStream, onDownloadEnd, streamSlots: slots, destinationStoreOf: (job) => destinationStore(ctx.db, ctx.secrets, job) }));
 
   // The dashboard's static files (the page calls the API below with its session token).
   app.use('/dashboard', dashboardRouter());

@@ -4,7 +4,20 @@ import type { Readable } from 'node:stream';
 import { newZipOutput, type ZipEncryption } from '@ap/zip';
 import { PLANS } from '@ap/contract';
 import { freeChunk } from '@ap/fetch';
-import { BinProgress, binFilesWithAccess, CANCELLED_BY_FAIL_FAST, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
+import {
+  BinProgress,
+  binFilesWithAccess,
+  CANCELLED_BY_FAIL_FAST,
+  deflateLevelOf,
+  DESTINATION_ACCESS_DENIED,
+  destinationKey,
+  destinationStore,
+  isAccessRefusal,
+  objectKeyFor,
+  queueBinsOf,
+  settleJob,
+  zipEncryptionOf,
+} from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors, resetBinFilesForRepack } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
@@ -136,6 +149,9 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   const job = zip.job;
   if (job.status === 'failed' || job.status === 'completed') return;
 
+  // A destination bucket (docs/private-sources.md#destination-buckets): the same upload, into the customer's store.
+  const destination = await destinationStore(db, ctx.secrets, job);
+
   const lease = new BinLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
   const started = process.hrtime.bigint();
@@ -158,7 +174,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   stopping?.addEventListener('abort', handBack, { once: true });
   if (stopping?.aborted) handBack(); // stopped while the lease was being taken
 
-  const key = objectKeyFor(job.id, zip.id);
+  const key = destination ? destinationKey(job, zip.filename) : objectKeyFor(job.id, zip.id);
+  const target: ServiceContext = destination ? { ...ctx, store: destination } : ctx;
   const partSize = partSizeFor(zip.plannedSize !== null ? Number(zip.plannedSize) : archiveLimit);
   const encryption = zipEncryptionOf(job, zip.sequence, ctx.secrets.open);
   const deflateLevel = deflateLevelOf(job);
@@ -169,14 +186,14 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     let packed: PackedBin | null = null;
     if (plan && zip.uploadId && zip.uploadLayout === plan.id) {
       const bin = { zipId: zip.id, jobId: job.id, key, uploadId: zip.uploadId, mtime: job.createdAt, archiveLimit };
-      const resumed = await resumeUpload({ ...ctx, config: { ...ctx.config, FETCH_BUDGET_BYTES: fetchBudget } }, bin, files, plan, abort.signal);
+      const resumed = await resumeUpload({ ...target, config: { ...ctx.config, FETCH_BUDGET_BYTES: fetchBudget } }, bin, files, plan, abort.signal);
       if (resumed) packed = { object: resumed.object, urlErrors: [], packaged: resumed.entries };
     }
     if (!packed) {
       // An upload left by a worker that may still be running (a duplicate delivery) is only
       // forgotten; the bucket's lifecycle rule removes abandoned parts.
-      await dropRecordedUpload(db, zip.status === 'processing' ? null : store, zip, key);
-      packed = await packFromStart(ctx, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget, encryption, deflateLevel }, abort);
+      await dropRecordedUpload(db, zip.status === 'processing' ? null : target.store, zip, key);
+      packed = await packFromStart(target, { zipId: zip.id, attempt: payload.attempt, key, job, files, archiveLimit, partSize, plan, fetchBudget, encryption, deflateLevel }, abort);
     }
     const { object, packaged, urlErrors } = packed;
 
@@ -198,6 +215,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   } catch (err) {
     abort.abort(err);
     await lease.release().catch(() => undefined);
+    if (destination && (isAccessRefusal(err) || isAccessRefusal((err as { cause?: unknown }).cause))) throw new BinFailure(DESTINATION_ACCESS_DENIED);
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
     clearInterval(heartbeat);

@@ -4,6 +4,7 @@ import { ApiError, errorEnvelope } from '@ap/contract';
 import { binForDownload, type Db } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
+import type { DestinationColumns } from '@ap/jobs';
 import { verifyDownloadToken } from '@ap/tokens';
 import { meterDownload, type DownloadEnd } from '../http/download-meter';
 import type { StreamSlots } from '../http/stream-slots';
@@ -19,6 +20,8 @@ export interface DownloadDeps {
   onDownloadEnd?: (end: DownloadEnd) => void;
   /** Stream downloads in flight per user (STREAM_DOWNLOADS_PER_USER). */
   streamSlots?: StreamSlots;
+  /** The store of a job's destination bucket, where its ZIPs are (null: `store`). */
+  destinationStoreOf?: (job: DestinationColumns) => Promise<ObjectStore | null>;
 }
 
 /** When a user at the stream download cap is told to try again (seconds). */
@@ -123,7 +126,8 @@ export function downloadRouter(deps: DownloadDeps): Router {
 
     const range = answerRange(req, res, { filename: zip.filename, size: Number(zip.size), etag: `"${zip.etag}"`, lastModified: zip.completedAt ?? zip.updatedAt });
     if (!range) return;
-    const object = await deps.store.read(zip.objectKey, range.partial ? range : undefined);
+    const store = (await deps.destinationStoreOf?.(zip.job)) ?? deps.store;
+    const object = await store.read(zip.objectKey, range.partial ? range : undefined);
     if (req.method === 'HEAD') {
       object.body.destroy();
       res.end();

@@ -19,7 +19,7 @@ import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import type { ObjectStore } from '@ap/storage';
 import { authOf } from '../http/auth';
-import { filesWithSources } from './sources';
+import { destinationWithSource, filesWithSources } from './sources';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
 import { storedQuotaExceeded } from '../domain/quota';
@@ -77,6 +77,7 @@ export function jobsRouter(deps: JobsDeps): Router {
     const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
     if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
     const files = await filesWithSources(db, user.id, body.files);
+    const destination = await destinationWithSource(db, user.id, body.destination);
     const planProblem = checkPlanLimits(user.plan, body);
     if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
     if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(db, user))) {
@@ -100,6 +101,7 @@ export function jobsRouter(deps: JobsDeps): Router {
         compression: body.compression,
         compressionLevel: body.compression_level ?? null,
         encryption: body.encryption ? { method: body.encryption.method, seal: (place) => deps.secrets.seal(body.encryption!.password, place) } : null,
+        destination,
       },
       (err) => log.warn({ err }, 'job committed but not enqueued; the reconciler will enqueue it'),
       (id, createdAt) => {
