@@ -8,7 +8,7 @@ import { parseUrlList } from '@ap/contract/url-list';
 import { archiveOptionFields, compressOption, passwordFileOption, type ArchiveOptionFlags } from './archive-options';
 import { intArg, JobFailed, sizeArg, UsageError, type CommandContext } from './context';
 import { count } from './output';
-import { applyPrivateSourceOptions, withPrivateSourceOptions } from './sources';
+import { applyPrivateSourceOptions, destinationOption, withPrivateSourceOptions } from './sources';
 
 const JOB_STATUS_FILTERS = ['pending', 'processing', 'completed', 'failed'];
 
@@ -77,7 +77,7 @@ export function registerJobCommands(program: Command, ctx: CommandContext): void
     .option('--download <dir>', 'wait, then download every ZIP into DIR (implies --wait)')
     .option('--crc', 'also check every entry\'s CRC-32 after downloading')
     .addOption(compressOption()).addOption(passwordFileOption())
-    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean; source?: string; header?: [string, string][] } & ArchiveOptionFlags, cmd: Command) => {
+    .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean; source?: string; header?: [string, string][]; destination?: string; destinationSource?: string } & ArchiveOptionFlags, cmd: Command) => {
       const client = ctx.clientOf(cmd);
       const files: { url: string; filename?: string }[] = urls.map((url) => ({ url }));
       if (opts.from) {
@@ -87,7 +87,8 @@ export function registerJobCommands(program: Command, ctx: CommandContext): void
         files.push(...parseUrlList(text));
       }
       if (files.length === 0) throw new UsageError('no URLs: give them as arguments or with --from FILE');
-      const body: JobCreateRequest = { files: applyPrivateSourceOptions(files, opts) };
+      const destination = destinationOption(opts);
+      const body: JobCreateRequest = { files: applyPrivateSourceOptions(files, opts), ...(destination ? { destination } : {}) };
       if (opts.mode) body.mode = opts.mode;
       if (opts.split !== undefined) body.max_zip_size_bytes = opts.split;
       if (opts.name !== undefined) body.zip_filename = opts.name;

@@ -17,7 +17,19 @@ export function headerArg(value: string, previous: [string, string][] = []): [st
 export function withPrivateSourceOptions(command: Command): Command {
   return command
     .option('--source <name>', 'the source (POST /sources) whose credentials read the s3://bucket/key URLs (and s3://bucket/prefix/ ones: every object under the prefix)')
-    .option('--header <line>', 'a request header sent with every http(s) URL, "Name: value" (repeatable)', headerArg);
+    .option('--header <line>', 'a request header sent with every http(s) URL, "Name: value" (repeatable)', headerArg)
+    .option('--destination <s3url>', 'write the ZIPs to s3://bucket/prefix in your bucket (stored jobs), with the --source credentials or --destination-source')
+    .option('--destination-source <name>', 'the source whose credentials write --destination (default: --source)');
+}
+
+/** `destination` of the request from `--destination s3://bucket/prefix` and its source. */
+export function destinationOption(opts: { source?: string; destination?: string; destinationSource?: string }): JobCreateRequest['destination'] {
+  if (opts.destination === undefined) return undefined;
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/s.exec(opts.destination);
+  if (!m) throw new UsageError('--destination must be s3://bucket or s3://bucket/prefix');
+  const source = opts.destinationSource ?? opts.source;
+  if (!source) throw new UsageError('--destination needs --destination-source (or --source) naming the source that writes it');
+  return { source, bucket: m[1]!, ...(m[2] ? { prefix: m[2] } : {}) };
 }
 
 /** The files with `source` on s3:// URLs and `headers` on http(s) ones. */

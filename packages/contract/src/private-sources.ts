@@ -72,6 +72,25 @@ export function parseS3Prefix(url: string): { bucket: string; prefix: string } |
   return m ? { bucket: m[1]!, prefix: m[2]! } : null;
 }
 
+const isBucketName = (name: string) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name);
+
+export const DESTINATION_PREFIX_MAX_CHARS = 512;
+
+/** `destination` of a stored job (docs/private-sources.md#destination-buckets): where its ZIPs are written. */
+export const destinationSchema = z.strictObject(
+  {
+    source: z.string({ error: 'must be a source name or id' }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+    bucket: z.string({ error: 'must be a bucket name' }).refine(isBucketName, 'must be a valid bucket name (3 to 63 of a-z, 0-9, "." and "-")'),
+    prefix: z
+      .string({ error: 'must be a string' })
+      .max(DESTINATION_PREFIX_MAX_CHARS, `must be at most ${DESTINATION_PREFIX_MAX_CHARS} characters`)
+      .refine((p) => !p.startsWith('/'), 'must not start with "/"')
+      .refine((p) => !/[\0-\x1f\x7f]/.test(p), 'must not contain control characters')
+      .optional(),
+  },
+  { error: 'must be an object with "source", "bucket" and an optional "prefix"' },
+);
+
 /** Why a value is not an s3:// URL with a bucket and a key (or a prefix ending in "/"), or null. */
 export function s3UrlProblem(value: string): string | null {
   if (!value.startsWith('s3://')) return 'must start with "s3://" followed by a bucket and a key, like s3://my-bucket/path/file.pdf';
@@ -79,7 +98,7 @@ export function s3UrlProblem(value: string): string | null {
   const location = parseS3Url(value) ?? (wholeBucket && { bucket: wholeBucket.bucket, key: wholeBucket.prefix });
   if (!location) return 'must name a bucket and a key, like s3://my-bucket/path/file.pdf, or a prefix ending in "/", like s3://my-bucket/photos/';
   if (location.bucket.includes('@')) return 'must not contain a user name or password: name a source, which holds the credentials';
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(location.bucket)) return `bucket ${shortName(location.bucket)} is not a valid bucket name (3 to 63 of a-z, 0-9, "." and "-")`;
+  if (!isBucketName(location.bucket)) return `bucket ${shortName(location.bucket)} is not a valid bucket name (3 to 63 of a-z, 0-9, "." and "-")`;
   if (new TextEncoder().encode(location.key).length > 1024) return 'key must be at most 1024 bytes';
   if (/[\0-\x1f\x7f]/.test(location.key)) return 'key must not contain control characters';
   return null;

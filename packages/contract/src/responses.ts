@@ -68,6 +68,7 @@ export const zipEntryViewSchema = z
     errors: z.array(errorEntryViewSchema).optional().describe('per-bin errors; only when there are some'),
     bytes_done: bytes().describe('bytes of this ZIP written so far: its size when completed, 0 while pending and for stream jobs'),
     expected_size: bytes().nullable().describe('the predicted final size, or null when unknown'),
+    location: z.string().nullable().optional().describe('jobs with a destination only: s3://<bucket>/<key> of the ZIP, null until it is completed'),
   })
   .meta({ id: 'Zip' });
 export type ZipEntryView = z.output<typeof zipEntryViewSchema>;

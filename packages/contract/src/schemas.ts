@@ -52,7 +52,7 @@ import {
   type PlanName,
 } from './plans';
 import { codePointLength, hasControlCharacter, hasLoneSurrogate } from './text';
-import { checkFileEntryAccess, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
+import { checkFileEntryAccess, destinationSchema, fileHeadersSchema, isS3Url, s3UrlProblem } from './private-sources';
 import { isPrefixEntry } from './prefix-entries';
 import { stringRecordSchema } from './string-record';
 import { shortKey } from './issue-messages';
@@ -211,12 +211,14 @@ export const jobCreateSchema = z
       allow_oversize_zips: z.boolean(typed('true or false')).default(true),
       fail_on_zip_error: z.boolean(typed('true or false')).default(true),
       ...archiveOptionFields,
+      destination: destinationSchema.optional(),
     },
     rootObject('the request body'),
   )
   .superRefine((body, ctx) => {
     const optionsProblem = archiveOptionsProblem(body);
     if (optionsProblem) ctx.addIssue({ code: 'custom', message: optionsProblem.message, path: [optionsProblem.path] });
+    if (body.destination && body.mode === 'stream') ctx.addIssue({ code: 'custom', message: 'is only for stored jobs (a stream ZIP is built at download time)', path: ['destination'] });
     // A split job has at most one ZIP per file: its names must expand for that many ZIPs too. A
     // prefix entry may stand for as many files as any plan allows in a job.
     if (body.zip_filename === null || body.zip_filename === undefined) return;

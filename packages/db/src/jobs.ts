@@ -199,7 +199,7 @@ export async function usersWithOpenBins(db: DbTx, jobIds?: readonly string[]): P
 export function expiredJobsToPurge(db: Db, now: Date, limit: number) {
   return db.job.findMany({
     where: { expiresAt: { lte: now }, purgedAt: null },
-    select: { id: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
+    select: { id: true, destinationSourceId: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
     take: limit,
   });
 }

@@ -30,6 +30,8 @@ export interface NewJob {
   failOnZipError: boolean;
   /** Compression and encryption columns, the password sealed (archiveOptionColumns). */
   archiveOptions: ArchiveOptionColumns;
+  /** Where a stored job's ZIPs are written (docs/private-sources.md#destination-buckets); null: our bucket. */
+  destination: { sourceId: string; bucket: string; prefix: string } | null;
 }
 
 /**
@@ -66,6 +68,9 @@ export async function createJob(db: Db, queues: WorkQueues, job: NewJob, onEnque
       ...job.archiveOptions,
       urlCount: job.files.length,
       prefixEntries,
+      destinationSourceId: job.destination?.sourceId ?? null,
+      destinationBucket: job.destination?.bucket ?? null,
+      destinationPrefix: job.destination?.prefix ?? null,
       zipCount: preparing ? 0 : 1,
       createdAt: job.createdAt,
       expiresAt: new Date(job.createdAt.getTime() + job.expiresIn * 1000),

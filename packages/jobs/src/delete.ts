@@ -1,4 +1,4 @@
-import type { Db } from '@ap/db';
+import { userJob, type Db } from '@ap/db';
 import type { ObjectStore } from '@ap/storage';
 import { objectKeyFor } from './ids';
 import { deleteJobObjects } from './objects';
@@ -12,11 +12,15 @@ import { deleteJobObjects } from './objects';
  */
 export async function deleteJob(deps: { db: Db; store: ObjectStore; onCleanupError?: (err: unknown) => void }, jobId: string, userId: string): Promise<boolean> {
   const { db, store } = deps;
+  const job = await userJob(db, jobId, userId);
+  if (!job) return false;
   const bins = await db.zip.findMany({ where: { jobId, job: { userId } }, select: { id: true, objectKey: true, uploadId: true } });
   const { count } = await db.job.deleteMany({ where: { id: jobId, userId } });
   if (count === 0) return false;
   // A bin still packing has no object_key yet but may complete its upload before its packer
   // notices: its key is known, so it is deleted as well.
+  // A destination's ZIPs are the customer's (docs/private-sources.md#destination-buckets).
+  if (job.destinationSourceId !== null) return true;
   const objects = bins.map((bin) => ({ ...bin, objectKey: bin.objectKey ?? objectKeyFor(jobId, bin.id) }));
   await deleteJobObjects(store, jobId, objects).catch(deps.onCleanupError ?? (() => undefined));
   return true;

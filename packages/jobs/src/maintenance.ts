@@ -90,7 +90,8 @@ export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now 
   const jobs = await expiredJobsToPurge(db, now, 500);
   for (const job of jobs) {
     try {
-      await deleteJobObjects(store, job.id, job.zips);
+      // A destination's ZIPs are the customer's: they stay (docs/private-sources.md#destination-buckets).
+      if (job.destinationSourceId === null) await deleteJobObjects(store, job.id, job.zips);
       await markJobPurged(db, job.id, now);
     } catch (err) {
       log.warn({ err, jobId: job.id }, 'could not delete the objects of an expired job; will try again');

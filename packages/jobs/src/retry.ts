@@ -63,7 +63,8 @@ export async function retryJob(
   if (!won) return 'not-failed';
   // Their rows are gone, so nothing serves or resumes them any more. A failure leaves only
   // unreferenced objects behind, never a bin without its object.
-  if (binsDropped) await deleteJobObjects(store, jobId, bins).catch(deps.onCleanupError ?? (() => undefined));
+  // A destination's objects are the customer's (a retry writes them again, over the same keys).
+  if (binsDropped && job.destinationSourceId === null) await deleteJobObjects(store, jobId, bins).catch(deps.onCleanupError ?? (() => undefined));
 
   // As at creation, waited for briefly: `enqueued_at` stays null until it is done, for the reconciler.
   await enqueueSoon(

@@ -532,6 +532,8 @@ export interface components {
             bytes_done: number;
             /** @description the predicted final size, or null when unknown */
             expected_size: number | null;
+            /** @description jobs with a destination only: s3://<bucket>/<key> of the ZIP, null until it is completed */
+            location?: string | null;
         };
     };
     responses: never;
@@ -746,6 +748,11 @@ export interface operations {
                     compression?: "store" | "deflate";
                     compression_level?: number | null;
                     encryption?: components["schemas"]["Encryption"] | null;
+                    destination?: {
+                        source: string;
+                        bucket: string;
+                        prefix?: string;
+                    };
                 };
             };
         };

@@ -6,7 +6,7 @@ import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
-import { announceDeliveries } from '@ap/jobs';
+import { announceDeliveries, destinationStore } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
@@ -100,7 +100,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       db: ctx.db,
       log: ctx.log,
       tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET,
-      readObject: (key, span) => ctx.store.read(key, span),
+      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job)) ?? ctx.store).read(key, span),
       plannedZip,
       onDownloadEnd,
       streamSlots: slots,

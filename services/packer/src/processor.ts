@@ -1,7 +1,20 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import { PLANS } from '@ap/contract';
-import { BinProgress, binFilesWithAccess, CANCELLED_BY_FAIL_FAST, deflateLevelOf, objectKeyFor, queueBinsOf, settleJob, zipEncryptionOf } from '@ap/jobs';
+import {
+  BinProgress,
+  binFilesWithAccess,
+  CANCELLED_BY_FAIL_FAST,
+  deflateLevelOf,
+  DESTINATION_ACCESS_DENIED,
+  destinationKey,
+  destinationStore,
+  isAccessRefusal,
+  objectKeyFor,
+  queueBinsOf,
+  settleJob,
+  zipEncryptionOf,
+} from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
@@ -105,13 +118,27 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
   await abortUpload(ctx, payload, zip, zip.uploadId);
 }
 
-async function abortUpload(ctx: ServiceContext, payload: PackPayload, zip: NonNullable<Awaited<ReturnType<typeof binWithJob>>>, uploadId: string): Promise<void> {
-  const key = objectKeyFor(payload.jobId, payload.zipId);
-  await dropRecordedUpload(ctx.db, ctx.store, zip, key).catch((abortErr: unknown) =>
+type BinWithJob = NonNullable<Awaited<ReturnType<typeof binWithJob>>>;
+
+/**
+ * Where a bin's ZIP is written: our bucket under its object key, or the job's destination bucket
+ * under its name there (docs/private-sources.md#destination-buckets), with the source's credentials.
+ */
+async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<{ store: ServiceContext['store']; key: string; destination: boolean }> {
+  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job);
+  if (destination) return { store: destination, key: destinationKey(zip.job, zip.filename), destination: true };
+  return { store: ctx.store, key: objectKeyFor(zip.jobId, zip.id), destination: false };
+}
+
+async function abortUpload(ctx: ServiceContext, payload: PackPayload, zip: BinWithJob, uploadId: string): Promise<void> {
+  const target = await binTarget(ctx, zip).catch(() => null);
+  if (!target) return; // a destination whose source is gone: its lifecycle rule, not ours
+  const { store, key } = target;
+  await dropRecordedUpload(ctx.db, store, zip, key).catch((abortErr: unknown) =>
     ctx.log.warn({ zipId: payload.zipId, err: (abortErr as Error).message }, 'multipart upload of a failed bin not aborted; the lifecycle rule will'),
   );
   // A part still in flight when the upload was aborted may land after it: S3 says to abort again.
-  setTimeout(() => void ctx.store.abortUpload(key, uploadId).catch(() => undefined), AGAIN_AFTER_MS).unref();
+  setTimeout(() => void store.abortUpload(key, uploadId).catch(() => undefined), AGAIN_AFTER_MS).unref();
 }
 
 /** When a failed bin's upload is aborted a second time (S3: parts in flight may outlive the first). */
@@ -131,6 +158,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   if (zip.status === 'completed' || zip.status === 'failed') return;
   const job = zip.job;
   if (job.status === 'failed' || job.status === 'completed') return;
+
+  const target = await binTarget(ctx, zip);
 
   const lease = new BinLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
@@ -154,7 +183,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   stopping?.addEventListener('abort', handBack, { once: true });
   if (stopping?.aborted) handBack(); // stopped while the lease was being taken
 
-  const key = objectKeyFor(job.id, zip.id);
+  const { key } = target;
   // The ZIP's bytes written so far (bytes_done), recorded about once a second.
   const progress = new BinProgress(db, { zipId: zip.id, attempt: payload.attempt });
   try {
@@ -172,7 +201,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       deflateLevel: deflateLevelOf(job),
       recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
     };
-    const packed = await packBinIntoStore(ctx, bin, packTuning(ctx.config), { signal: abort.signal, progress }).finally(() => progress.stop());
+    const packed = await packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), { signal: abort.signal, progress }).finally(() => progress.stop());
     const { object, packaged, urlErrors } = packed;
 
     const now = new Date();
@@ -193,6 +222,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   } catch (err) {
     abort.abort(err);
     await lease.release().catch(() => undefined);
+    if (target.destination && (isAccessRefusal(err) || isAccessRefusal((err as { cause?: unknown }).cause))) throw new BinFailure(DESTINATION_ACCESS_DENIED);
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
     clearInterval(heartbeat);

@@ -38,6 +38,7 @@ export function NewJobPage() {
   const [busy, setBusy] = useState(false);
   const [sources, setSources] = useState<Source[]>([]);
   const [source, setSource] = useState('');
+  const [destination, setDestination] = useState('');
   useEffect(() => {
     api.listSources().then((r) => setSources(r.sources), () => setSources([]));
   }, []);
@@ -55,6 +56,12 @@ export function NewJobPage() {
     // s3:// lines are read with the chosen source's credentials.
     const body: JobCreate = { files: entries.map((e) => (e.url.startsWith('s3://') ? { ...e, source } : e)), mode };
     if (template.trim() !== '') body.zip_filename = template.trim();
+    // The ZIPs go to the customer's bucket, written with the same source (stored jobs only).
+    if (destination.trim() !== '') {
+      const m = /^s3:\/\/([^/]+)\/?(.*)$/s.exec(destination.trim());
+      if (!m || !source) return setErrors({ destination: ['enter s3://bucket or s3://bucket/prefix, and choose the source that writes it'] });
+      body.destination = { source, bucket: m[1]!, ...(m[2] ? { prefix: m[2] } : {}) };
+    }
     // Deflate is for stored jobs only (a stream ZIP's size is known before its files are read).
     if (deflate && mode === 'stored') Object.assign(body, { compression: 'deflate', compression_level: level });
     if (password !== '') {
@@ -138,6 +145,14 @@ export function NewJobPage() {
             ))}
           </select>
           <FieldError id="source-error" messages={errors.source} />
+        </div>
+        <div class="field">
+          <label for="destination">Destination bucket (optional)</label>
+          <p class="hint" id="destination-hint">
+            <code>s3://bucket/prefix</code>: the ZIPs are written there with the source above, instead of being kept here (stored jobs).
+          </p>
+          <input id="destination" name="destination" value={destination} onInput={(e) => setDestination(e.currentTarget.value)} aria-describedby={described('destination', 'destination-hint')} />
+          <FieldError id="destination-error" messages={errors.destination} />
         </div>
         <fieldset class="field">
           <legend>Mode</legend>

@@ -7,7 +7,7 @@ import { ApiError, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEn
 import type { Db, Plan } from '@ap/db';
 import { archiveOptionColumns, fileHeadersPlace, needsPreparing, type NewJob } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
-import { filesWithSources } from '../routes/sources';
+import { destinationWithSource, filesWithSources } from '../routes/sources';
 import { storedQuotaExceeded } from './quota';
 
 export interface AdmissionDeps {
@@ -21,6 +21,7 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
   const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
   if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
   const files = await filesWithSources(deps.db, user.id, body.files);
+  const destination = await destinationWithSource(deps.db, user.id, body.destination);
   const planProblem = checkPlanLimits(user.plan, body);
   if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
   if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(deps.db, user))) {
@@ -57,6 +58,7 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
     splitStrategy: body.split_strategy,
     allowOversizeZips: body.allow_oversize_zips,
     failOnZipError: body.fail_on_zip_error,
+    destination,
     archiveOptions: archiveOptionColumns(id, {
       compression: body.compression,
       compressionLevel: body.compression_level ?? null,

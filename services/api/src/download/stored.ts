@@ -7,8 +7,11 @@ import type { Logger } from '@ap/log';
 import type { ByteSpan } from './http-range';
 import type { ServableZip } from './servable';
 
-/** Reads an object's bytes (all, or a span): the one place a stored ZIP's store is reached. */
-export type ReadStoredObject = (key: string, span?: ByteSpan) => Promise<{ body: Readable }>;
+/**
+ * Reads an object's bytes (all, or a span): the one place a stored ZIP's store is reached (our
+ * bucket, or the job's destination bucket: docs/private-sources.md#destination-buckets).
+ */
+export type ReadStoredObject = (key: string, span: ByteSpan | undefined, job: DownloadBin['job']) => Promise<{ body: Readable }>;
 
 export function storedZip(bin: DownloadBin, readObject: ReadStoredObject, log: Logger): ServableZip {
   const { objectKey, etag } = bin;
@@ -18,7 +21,7 @@ export function storedZip(bin: DownloadBin, readObject: ReadStoredObject, log: L
     head: { filename: bin.filename, size, etag: `"${etag}"`, lastModified: bin.completedAt ?? bin.updatedAt },
     async open(span) {
       const whole = !span || (span.start === 0 && span.end === size - 1);
-      const object = await readObject(objectKey, whole ? undefined : span);
+      const object = await readObject(objectKey, whole ? undefined : span, bin.job);
       return {
         async writeTo(res) {
           // A client that goes away aborts the store read at once.

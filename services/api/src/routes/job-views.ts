@@ -1,4 +1,5 @@
 // Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
+import { hasDestination, zipLocation } from '@ap/jobs';
 import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
 import { splitStrategyOf, type JobFileView, type JobListRow, type JobWithBins } from '@ap/db';
 import { iso } from '../http/serialize';
@@ -78,7 +79,8 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
     encryption: job.encryptionMethod === 'aes-256' ? { method: 'aes-256' } : null,
     zip_count: job.zipCount,
     total_size: Number(job.totalSize),
-    zips,
+    // docs/private-sources.md#destination-buckets: where each ZIP is in the customer's bucket.
+    zips: hasDestination(job) ? zips.map((z, i) => ({ ...z, location: z.status === 'completed' ? zipLocation(job, job.zips[i]!.objectKey) : null })) : zips,
     ...(errors.length ? { errors } : {}),
     progress: jobProgress(job.status, zips),
   };

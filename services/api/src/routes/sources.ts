@@ -46,6 +46,14 @@ export async function filesWithSources<F extends { url: string; source?: string 
   });
 }
 
+/** A job's `destination` with its source's id: a source not of the user's is a 400 naming the field. */
+export async function destinationWithSource(db: Db, userId: string, destination: { source: string; bucket: string; prefix?: string | undefined } | undefined) {
+  if (!destination) return null;
+  const id = (await resolveSourceRefs(db, userId, [destination.source])).get(destination.source);
+  if (!id) throw new ApiError('INVALID_REQUEST', `destination.source: no source named ${JSON.stringify(destination.source)} (create one with POST /sources)`);
+  return { sourceId: id, bucket: destination.bucket, prefix: destination.prefix ?? '' };
+}
+
 export function sourcesRouter(deps: SourcesDeps): Router {
   const { db } = deps;
   const router = Router();
