@@ -3,6 +3,7 @@
 // download link served from there, the object left in place at expiry, an unwritable
 // destination failing worded, and `destination` refused on stream jobs.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import net from 'node:net';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { sweepExpired } from '@ap/jobs';
 import { call, createUser, download, waitForJob } from './helpers';
@@ -18,13 +19,17 @@ let customer: CustomerBucket;
 let client: S3Client;
 let origin: Origin;
 let key: string;
+let monitor: net.Socket;
+const seen: string[] = [];
 const http = bytesOf(41, 70_001);
 const object = bytesOf(42, 120_003);
 
 async function job(body: Record<string, unknown>) {
   const res = await call(stack.url, 'POST', '/jobs', { key, body });
   expect({ status: res.status, body: res.body }).toEqual({ status: 201, body: { success: true, job_id: expect.any(String) } });
-  return waitForJob(stack.url, key, res.body.job_id);
+  const done = await waitForJob(stack.url, key, res.body.job_id);
+  seen.push(JSON.stringify(done));
+  return done;
 }
 
 async function customerObject(objectKey: string): Promise<Buffer> {
@@ -37,7 +42,15 @@ beforeAll(async () => {
   await customer.put('in/object.bin', object);
   client = new S3Client({ endpoint: customer.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: CUSTOMER, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
   origin = await startOrigin();
-  stack = await startStack();
+  stack = await startStack({ LOG_LEVEL: 'debug' });
+  // Every log line of the services in this process, and every Redis command (payloads included).
+  const log = stack.ctx.log as unknown as Record<symbol, unknown>;
+  const streamSym = Object.getOwnPropertySymbols(log).find((s) => s.description === 'pino.stream')!;
+  log[streamSym] = { write: (line: string) => seen.push(line) };
+  const redisUrl = new URL(process.env.REDIS_URL!);
+  monitor = net.connect(Number(redisUrl.port || 6379), redisUrl.hostname);
+  monitor.on('data', (chunk: Buffer) => seen.push(chunk.toString('latin1')));
+  monitor.write('MONITOR\r\n');
   key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
   for (const [name, secret] of [['bucket', CUSTOMER.secretAccessKey], ['wrong-secret', 'not-the-secret-00']] as const) {
     const created = await call(stack.url, 'POST', '/sources', {
@@ -49,6 +62,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  monitor.destroy();
   client.destroy();
   await stack.close();
   await Promise.all([customer.close(), origin.close()]);
@@ -91,6 +105,11 @@ describe('a destination bucket', () => {
     const failed = await job({ files: [{ url: origin.set('/p2.bin', { body: http }) }], destination: { source: 'wrong-secret', bucket: customer.bucket } });
     expect(failed.status).toBe('failed');
     expect(failed.errors).toEqual([{ url: '', error: 'destination: access denied' }]);
+  });
+
+  it('leaves no secret of its source in responses, logs or Redis', () => {
+    expect(seen.length).toBeGreaterThan(10);
+    for (const text of seen) expect(text.includes(CUSTOMER.secretAccessKey) || text.includes('not-the-secret-00')).toBe(false);
   });
 
   it('is refused on stream jobs and with an unknown source: 400', async () => {
