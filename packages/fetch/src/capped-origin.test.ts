@@ -99,4 +99,15 @@ describe('HostLimits', () => {
     expect(limits.allowed('a.example')).toBe(1);
     for (const end of ends) end();
   });
+
+  it('lets a retry waiting for room go when its request is cancelled', async () => {
+    const limits = new HostLimits(2);
+    const ends = [limits.opened('c.example'), limits.opened('c.example')];
+    const abort = new AbortController();
+    const waiting = limits.whenRoom('c.example', abort.signal);
+    abort.abort(new Error('cancelled'));
+    await expect(waiting).rejects.toThrow('cancelled');
+    for (const end of ends) end();
+    await expect(limits.whenRoom('c.example', undefined)).resolves.toBeUndefined();
+  });
 });

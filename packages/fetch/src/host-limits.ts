@@ -83,10 +83,17 @@ export class HostLimits {
   /** Resolves once `room(host)` (a retry after a push-back waits so); rejects when `signal` aborts. */
   whenRoom(host: string, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
-      const check = () => {
-        if (signal?.aborted) return reject(signal.reason as Error);
-        if (this.room(host, check)) resolve();
+      const aborted = () => {
+        this.waiting.delete(check);
+        reject(signal!.reason as Error);
       };
+      const check = () => {
+        if (signal?.aborted) return aborted();
+        if (!this.room(host, check)) return;
+        signal?.removeEventListener('abort', aborted);
+        resolve();
+      };
+      signal?.addEventListener('abort', aborted, { once: true });
       check();
     });
   }
