@@ -1,5 +1,5 @@
 // `pnpm admin secrets rotate`: every stored secret re-sealed under SECRETS_KEY, the values under
-// SECRETS_KEY_PREVIOUS read on the way (decisions.md "Private sources"). Run it with both set,
+// SECRETS_KEY_PREVIOUS read on the way (docs/private-sources.md#the-rules). Run it with both set,
 // then drop SECRETS_KEY_PREVIOUS. Prints one JSON line per sealed column; exit 0, or 2 with why.
 import { createDb } from '@ap/db';
 import { rotateSealedColumns } from '@ap/jobs';

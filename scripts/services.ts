@@ -4,7 +4,7 @@
 // thread of its own that costs ~45 MiB per process. `pnpm start`, the tests and the benches
 // build the bundles themselves; the Dockerfile builds them into the image, and
 // docker-compose.yml and k8s/ spell out the same commands (test/deploy-files.test.ts checks).
-// decisions.md "Operations" says why the flags and the environment below.
+// docs/operations.md#the-rules says why the flags and the environment below.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,7 +24,7 @@ export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
   // limit just above the live heap and the socket chunks' external memory then starts a full
   // GC every few ms; `gc()` is exposed for the collections an idle packer runs instead
   // (main.ts). The old generation grows by half its live size, not double: a bin of many small
-  // files promotes every request's objects. docs/decisions.md "Operations" has the figures.
+  // files promotes every request's objects. docs/operations.md#the-rules has the figures.
   packer: ['--liftoff-only', '--max-semi-space-size=1', '--no-memory-reducer', '--heap-growing-percent=50', '--expose-gc'],
 };
 

@@ -1,6 +1,6 @@
 // `pnpm smoke --base-url URL` with the key in ARCHIVE_API_KEY (or `--api-key KEY`, which pnpm
 // echoes with the command line): an end-to-end check of a running deployment
-// (decisions.md "Operations"): a stored job, a split job, and a stream download resumed with
+// (docs/operations.md#the-rules): a stored job, a split job, and a stream download resumed with
 // Range/If-Range, each archive read back with yauzl and compared byte for byte with what was
 // sent. Exits 0 when all passed, 1 on any failure (printing what failed), 2 on bad usage.
 //

@@ -1,4 +1,4 @@
-// `pnpm start` as an operator runs it (decisions.md "Operations"): metrics on every service's
+// `pnpm start` as an operator runs it (docs/operations.md#the-rules): metrics on every service's
 // operations port, `pnpm smoke` against it, a crashed packer restarted, SIGTERM while a bin is
 // packed (exit 0, no process left, the bin handed back), and the job finished by the next start.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

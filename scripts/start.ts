@@ -2,7 +2,7 @@
 // Migrates the database, builds the service bundles, then runs api, preparer and packer as
 // child processes (scripts/services.ts), restarting one that crashes, as an orchestrator would.
 //
-// Signals (decisions.md "Operations"): the services run in process groups of their own, so
+// Signals (docs/operations.md#the-rules): the services run in process groups of their own, so
 // the terminal's Ctrl-C reaches only this process (and pnpm/tsx above it, which relay it here
 // once more). This process then sends each service one SIGTERM: the API drains, the packer
 // hands its bins back. A second Ctrl-C/SIGTERM (a second after the first or later: the relayed

@@ -45,7 +45,7 @@ export function checkResponse(method: string, url: string, status: number, conte
   const where = `${method.toUpperCase()} ${pathname} -> ${status}`;
   if (!route) {
     // A documented path asked with a method it does not take: 204 with Allow for OPTIONS, else
-    // 405 METHOD_NOT_ALLOWED in the envelope (docs/decisions.md "Hardening").
+    // 405 METHOD_NOT_ALLOWED in the envelope (docs/service.md#hardening).
     if (matchers.some((x) => x.pattern.test(pathname))) {
       if (method.toUpperCase() === 'OPTIONS' && status === 204) return;
       const parsed = errorResponseSchema(['METHOD_NOT_ALLOWED']).safeParse(body);

@@ -23,7 +23,7 @@ const REQUIRED_ENV = [
   'DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY',
   'S3_FORCE_PATH_STYLE', 'PUBLIC_BASE_URL', 'PORT', 'DOWNLOAD_TOKEN_SECRET', 'SESSION_SECRET', 'SECRETS_KEY', 'ALLOW_PRIVATE_URLS', 'LOG_LEVEL',
 ];
-// decisions.md "Operations": the API lets responses in flight finish for up to 25 s after
+// docs/operations.md#the-rules: the API lets responses in flight finish for up to 25 s after
 // SIGTERM; a packer hands its bin back within 10 s.
 const API_DRAIN_S = 25;
 const PACKER_HANDBACK_S = 10;

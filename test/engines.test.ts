@@ -1,6 +1,6 @@
 // `pnpm install` warns about every package whose `engines.node` excludes the running Node. The
 // project declares Node >= 24 (package.json) and ships 24 (Dockerfile, CI), so every
-// package in the lockfile must admit both; docs/decisions.md "Operations" has the choice.
+// package in the lockfile must admit both; docs/operations.md#the-rules has the choice.
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';

@@ -1,4 +1,4 @@
-// The ZIP is the same whatever the fetch plan (docs/decisions.md#fetching-ahead): one connection
+// The ZIP is the same whatever the fetch plan (docs/engine.md#fetching-ahead): one connection
 // at a time, a budget smaller than a file (its ranges fetched at once), or a budget holding every
 // file, from an origin capping each connection, with sizes known (stored jobs) or not.
 import { createHash } from 'node:crypto';

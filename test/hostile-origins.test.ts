@@ -1,4 +1,4 @@
-// Hostile origins against the real stack (decisions.md "Hostile origins and outages"): origins
+// Hostile origins against the real stack (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): origins
 // that trickle, bins that fail with parts uploaded, and the S3 upload area looked at directly
 // (a private s3rver, so what is in it is this file's alone).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

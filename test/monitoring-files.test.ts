@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { metrics } from '@ap/service-kit';
 
-// The decided names and labels (docs/decisions.md "Operations", from the contract); the test
+// The decided names and labels (docs/operations.md#the-rules, from the contract); the test
 // below holds the services' own registry (packages/service-kit/src/metrics.ts) to exactly this list.
 const DECIDED_METRICS: Record<string, { labels: string[]; histogram?: true }> = {
   archive_http_requests_total: { labels: ['method', 'route', 'status'] },

@@ -1,4 +1,4 @@
-// Postgres goes away during stream downloads (decisions.md "Hostile origins and outages": usage
+// Postgres goes away during stream downloads (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse: usage
 // is never lost): a private Postgres (private-postgres.ts) this file starts, stops for 20 s and starts again
 // on the same port, never the shared one. Downloads begun before the stop end during it; once
 // Postgres is back, GET /usage equals the bytes the clients received.

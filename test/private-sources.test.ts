@@ -1,4 +1,4 @@
-// decisions.md "Private sources" end to end: s3:// files read from a customer's own S3 server
+// docs/private-sources.md#the-rules end to end: s3:// files read from a customer's own S3 server
 // with its own key pair, per-file request headers sent to their origin only, worded URL errors,
 // and no secret in any response, log line or Redis command; the columns hold ciphertext.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

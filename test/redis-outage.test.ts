@@ -1,4 +1,4 @@
-// Redis goes away (decisions.md "Hostile origins and outages"): a private redis-server this file
+// Redis goes away (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): a private redis-server this file
 // starts, kills and starts again. The API keeps answering from Postgres within 1 s; a job
 // created meanwhile waits as `pending` and completes once the reconciler has enqueued it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

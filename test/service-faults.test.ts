@@ -1,5 +1,5 @@
 // The services as deployed (their bundles, one process each) through faults of what they depend
-// on (decisions.md "Hostile origins and outages": a lost dependency is an error of the bin or
+// on (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse: a lost dependency is an error of the bin or
 // request at hand, never a crash): an origin cutting bodies, S3 stopped mid-upload, Redis
 // restarted. None may exit or log an unhandled rejection or an uncaught exception. Everything is
 // private to this file: its own database, redis-server, s3rver and queue prefix (the preparer's

@@ -1,4 +1,4 @@
-// Stream downloads in flight per user are capped (decisions.md "Fair share under load"): one more
+// Stream downloads in flight per user are capped (docs/fair-share.md#fair-share-under-load): one more
 // than STREAM_DOWNLOADS_PER_USER is 429 RATE_LIMITED with Retry-After before any byte, and other
 // users are not affected.
 import http from 'node:http';

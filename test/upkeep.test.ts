@@ -1,4 +1,4 @@
-// Upkeep runs once per interval across all replicas (decisions.md "Fair share under load"): a
+// Upkeep runs once per interval across all replicas (docs/fair-share.md#fair-share-under-load): a
 // BullMQ job scheduler on the maintenance queue, however many preparers run it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { QueueEvents } from 'bullmq';

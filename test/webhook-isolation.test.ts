@@ -1,5 +1,4 @@
-// Slow and huge webhook receivers cost only their own deliveries (decisions.md "Hostile origins
-// and outages"): the real sender and queue, real receivers, deliveries written by the outbox.
+// Slow and huge webhook receivers cost only their own deliveries (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): the real sender and queue, real receivers, deliveries written by the outbox.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

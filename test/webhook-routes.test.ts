@@ -1,4 +1,4 @@
-// Webhook routes and usage end to end (decisions.md "Webhooks", "Usage and stats"): the real
+// Webhook routes and usage end to end (docs/webhooks.md#webhooks, docs/product-rules.md#usage-and-stats): the real
 // stack in process, a real origin and a real receiver.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { jobStatsResponseSchema, usageResponseSchema, webhookDeliveriesResponseSchema, webhookListResponseSchema } from '@ap/contract';

@@ -1,4 +1,4 @@
-// Webhooks end to end (decisions.md "Webhooks", "Usage and stats"): the real stack in process,
+// Webhooks end to end (docs/webhooks.md#webhooks, docs/product-rules.md#usage-and-stats): the real stack in process,
 // a real origin, and real HTTP receivers that record what they get.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';

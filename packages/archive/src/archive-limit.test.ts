@@ -1,5 +1,4 @@
-// A body of unknown length is stopped at the plan's per-archive limit (decisions.md "Hostile
-// origins and outages"): a real origin that never ends, real yazl, the real fetcher.
+// A body of unknown length is stopped at the plan's per-archive limit (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): a real origin that never ends, real yazl, the real fetcher.
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// Resuming a bin's multipart upload from its last recorded part (decisions.md "Lifecycle").
+// Resuming a bin's multipart upload from its last recorded part (docs/product-rules.md#lifecycle).
 //
 // A bin's bytes are a pure function of its layout (entry names and sizes, in order) and the
 // inputs. While a bin is packed, each stored part (number, ETag) is recorded, with each

@@ -32,7 +32,7 @@ export function registerAccountCommands(program: Command, ctx: CommandContext): 
     ctx.out().result({ success: true, id, message: res.message });
   });
 
-  // Webhook routes (decisions.md "Webhooks").
+  // Webhook routes (docs/webhooks.md#webhooks).
   const hooks = program.command('webhooks').description('webhooks');
   hooks.command('list').description('list webhooks').action(async (_opts: unknown, cmd: Command) => {
     const client = ctx.clientOf(cmd);

@@ -1,4 +1,4 @@
-// The `archive-packager` command (decisions.md "API description and clients"): commands,
+// The `archive-packager` command (docs/service.md#api-description-and-clients): commands,
 // flags, environment, exit codes (0 success, 1 failed job or refused operation, 2 bad usage,
 // 130 interrupted) and the `--json` result line. The commands are in their groups' modules
 // (job-commands.ts, account-commands.ts, sources.ts); here the program, its global options and

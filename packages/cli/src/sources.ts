@@ -1,5 +1,4 @@
-// `sources list|create|delete`, and the private-source flags of `create` (decisions.md
-// "Private sources"): `--source NAME` for s3:// URLs, `--header 'Name: value'` for http(s) ones.
+// `sources list|create|delete`, and the private-source flags of `create` (docs/private-sources.md#the-rules): `--source NAME` for s3:// URLs, `--header 'Name: value'` for http(s) ones.
 import { Command, InvalidArgumentError } from 'commander';
 import type { JobCreateRequest } from '@ap/sdk';
 import { UsageError, type CommandContext } from './context';

@@ -1,4 +1,4 @@
-// The archive options of a job (decisions.md "Archive options"): compression and encryption.
+// The archive options of a job (docs/archive-options.md#the-rules): compression and encryption.
 // - `compression_level` is only for `compression: "deflate"` (with "store" it would do nothing,
 //   so it is refused as the typo it probably is); deflate is for stored jobs only: a stream
 //   ZIP's exact size is known before its bodies are, a deflated one's is not.

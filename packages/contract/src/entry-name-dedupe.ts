@@ -1,4 +1,4 @@
-// De-duplication of entry names inside one ZIP (decisions.md "Counts and names").
+// De-duplication of entry names inside one ZIP (docs/product-rules.md#counts-and-names).
 //
 // Decisions (where decisions.md is silent): duplicates are compared case-insensitively after
 // Unicode NFC normalisation, because the ZIPs are mostly extracted on Windows and macOS, whose

@@ -1,5 +1,5 @@
 // Where a derived entry name comes from: a Content-Disposition header or the URL's last segment
-// (decisions.md "Counts and names"). Names found here are not yet safe: entry-names.ts
+// (docs/product-rules.md#counts-and-names). Names found here are not yet safe: entry-names.ts
 // sanitises them.
 //
 // Decisions (where decisions.md is silent):

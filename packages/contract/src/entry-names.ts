@@ -1,5 +1,4 @@
-// Names of the entries inside a ZIP (decisions.md "Counts and names" and "Hostile origins and
-// outages"). Where derived names come from: entry-name-sources.ts; de-duplication:
+// Names of the entries inside a ZIP (docs/product-rules.md#counts-and-names and docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse). Where derived names come from: entry-name-sources.ts; de-duplication:
 // entry-name-dedupe.ts.
 //
 // Decisions (where decisions.md is silent):

@@ -1,4 +1,4 @@
-// Error codes of the contract (api.md "Errors", decisions.md "Not in api.md, decided here").
+// Error codes of the contract (api.md "Errors", docs/product-rules.md#not-in-apimd-decided-here).
 
 /** Every error code the service answers with, and the HTTP status it normally travels with. */
 export const ERROR_CODES = {
@@ -10,9 +10,9 @@ export const ERROR_CODES = {
   INVALID_TOKEN: 403,
   EXPIRED_TOKEN: 403,
   RATE_LIMITED: 429,
-  /** A known path asked with a method it does not take (decisions.md "Hardening"); with `Allow`. */
+  /** A known path asked with a method it does not take (docs/service.md#hardening); with `Allow`. */
   METHOD_NOT_ALLOWED: 405,
-  /** An Idempotency-Key sent again with another method, path or body (decisions.md "Idempotent requests"). */
+  /** An Idempotency-Key sent again with another method, path or body (docs/fair-share.md#idempotent-requests). */
   IDEMPOTENCY_KEY_REUSED: 422,
   /** An Idempotency-Key whose first request is still running: retry later. */
   IDEMPOTENCY_KEY_IN_USE: 409,

@@ -1,5 +1,5 @@
 // What a job's readers show of its outcome, the same in GET /jobs/:id and in webhook bodies
-// (api.md "Job (read, full form)", "ZIP entry"; decisions.md "Webhooks"): the `errors` list and
+// (api.md "Job (read, full form)", "ZIP entry"; docs/webhooks.md#webhooks): the `errors` list and
 // the `zips` entries. Pure, from row-shaped values.
 import type { ZipEntryView } from './responses';
 
@@ -23,7 +23,7 @@ export interface OutcomeZip {
   plannedSize?: bigint | number | null;
 }
 
-/** A ZIP's progress figures (decisions.md "Progress"); stream ZIPs are never written ahead. */
+/** A ZIP's progress figures (docs/fair-share.md#progress-of-a-job); stream ZIPs are never written ahead. */
 export function zipProgress(z: Pick<OutcomeZip, 'status' | 'size' | 'bytesDone' | 'plannedSize'>, stream: boolean): { bytes_done: number; expected_size: number | null } {
   const completed = z.status === 'completed' && z.size !== null;
   const expected = z.plannedSize ?? (completed ? z.size : null);

@@ -1,4 +1,4 @@
-// decisions.md "Private sources": per-file request headers, s3:// file entries and the sources
+// docs/private-sources.md#the-rules: per-file request headers, s3:// file entries and the sources
 // that hold their credentials. Messages name fields and header names, never a header's value.
 import { z } from 'zod';
 import { stringRecordSchema } from './string-record';

@@ -50,7 +50,7 @@ export const fileEntryViewSchema = z
   })
   .meta({ id: 'FileEntry' });
 
-/** decisions.md "Progress": the share of the job's bytes written. */
+/** docs/fair-share.md#progress-of-a-job: the share of the job's bytes written. */
 function jobProgressSchema() {
   return z.number().min(0).max(1).nullable().describe('sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown');
 }

@@ -1,4 +1,4 @@
-// Webhooks, usage and job stats (decisions.md "Webhooks", "Usage and stats"): request schemas
+// Webhooks, usage and job stats (docs/webhooks.md#webhooks, docs/product-rules.md#usage-and-stats): request schemas
 // the API validates with, and response schemas of what it answers (for clients and OpenAPI).
 //
 // Decisions (where decisions.md is silent):

@@ -115,7 +115,7 @@ export function FieldError(props: { id: string; messages?: string[] }) {
   );
 }
 
-/** A running job's or ZIP's share of bytes written (decisions.md "Progress"); nothing when unknown. */
+/** A running job's or ZIP's share of bytes written (docs/fair-share.md#progress-of-a-job); nothing when unknown. */
 export function ProgressBar(props: { label: string; value: number | null }) {
   if (props.value === null) return null;
   const percent = Math.round(props.value * 100);

@@ -1,4 +1,4 @@
-// The owner of the sources table (decisions.md "Private sources"): a user's stored credentials
+// The owner of the sources table (docs/private-sources.md#the-rules): a user's stored credentials
 // for an S3-compatible bucket. The secret access key arrives sealed (@ap/secrets, place
 // `sources.secret_access_key:<id>`) and only sourceSecrets hands it out, still sealed; no row
 // type for responses carries it.

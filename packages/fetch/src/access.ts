@@ -1,4 +1,4 @@
-// How one file is read when it is not a plain public URL (decisions.md "Private sources"): the
+// How one file is read when it is not a plain public URL (docs/private-sources.md#the-rules): the
 // request headers its entry carries, or the credentials of the source an s3:// URL names.
 // Opened from their sealed columns by the service just before use; never logged or queued.
 

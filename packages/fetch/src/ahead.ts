@@ -1,5 +1,5 @@
 /**
- * Fetching ahead (decisions.md "Fetching many files"): an archive's bodies are
+ * Fetching ahead (docs/engine.md#fetching-ahead): an archive's bodies are
  * consumed one after another, in archive order, but requested ahead of their turn, with at
  * most `concurrency` connections busy and at most `budgetBytes` of bodies buffered at once.
  *

@@ -1,6 +1,6 @@
 // An origin that serves each connection at a capped rate (a CDN, an object store, a rate-limited
 // API): a file larger than the budget can hold ahead is fetched over several connections at once
-// (docs/decisions.md#fetching-ahead), counted at the origin, and its bytes come out whole and in order.
+// (docs/engine.md#fetching-ahead), counted at the origin, and its bytes come out whole and in order.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { FetchAhead } from './ahead';

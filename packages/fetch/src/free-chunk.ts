@@ -5,7 +5,7 @@
  * afterwards), and the clone, a young object, gives the memory back at the next scavenge. Why:
  * a body read ahead waits in its stream's buffer long enough for its chunks to be promoted to
  * V8's old generation, and once written they stay allocated until a full GC, which V8 starts
- * only when about 64 MiB of such memory has built up (docs/decisions.md "Fetching ahead").
+ * only when about 64 MiB of such memory has built up (docs/engine.md#fetching-ahead).
  * For whoever writes the chunks on and does not use them again (the packer's upload, the API's
  * stream download).
  */

@@ -73,7 +73,7 @@ export function classifyAddress(address: string, allowList: readonly CidrRange[]
   } catch {
     return { allowed: false, range: 'invalid', label: 'invalid' };
   }
-  // Metadata first: no allow-list entry opens it (decisions.md "Hostile origins and outages").
+  // Metadata first: no allow-list entry opens it (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse).
   if (METADATA.has(addr.toNormalizedString()) || METADATA.has(addr.toString())) {
     return { allowed: false, range: addr.range(), label: METADATA_LABEL };
   }

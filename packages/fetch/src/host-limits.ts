@@ -1,5 +1,5 @@
 /**
- * Connections per origin host, across every archive a process writes (docs/decisions.md#fetching-ahead):
+ * Connections per origin host, across every archive a process writes (docs/engine.md#fetching-ahead):
  * at most `FETCH_HOST_CONNECTIONS`, fewer after the host pushed back. A 429 or 503 halves what
  * the host is given (never more than it had in flight then) and, with `Retry-After`, opens no new
  * connection to it before that time; a reset or a timeout halves it too. Once the host has

@@ -1,5 +1,5 @@
 /**
- * Bounds on what one origin may cost (decisions.md "Hostile origins and outages"): a body must
+ * Bounds on what one origin may cost (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): a body must
  * deliver at least 16 KiB in every 30 s window while we are waiting for it, or it is cut and
  * counted as a failed fetch ("origin too slow"). The time to the first byte is got's `response`
  * and `socket` timeouts (FetcherOptions.idleTimeoutMs, 30 s).

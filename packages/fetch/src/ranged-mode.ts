@@ -8,7 +8,7 @@
  * half as fast again with them is ranged mode kept on, else the next probe waits (5 s,
  * doubling). Measured where the bytes arrive, not at the consumer: the probe's segments hold
  * bytes the consumer reaches only once the main response has brought its slice, seconds later
- * from a capped origin (docs/decisions.md#fetching-ahead). A body read as fast as it arrives (its
+ * from a capped origin (docs/engine.md#fetching-ahead). A body read as fast as it arrives (its
  * read-ahead fills) turns ranged mode off.
  */
 

@@ -1,5 +1,5 @@
 /**
- * s3:// file entries read with a source's credentials (decisions.md "Private sources"): the
+ * s3:// file entries read with a source's credentials (docs/private-sources.md#the-rules): the
  * same probe and body contract as an http(s) URL. HeadObject gives size and ETag; bodies,
  * ranges, segments and continuations are GetObject with Range and If-Match on the probed ETag,
  * so a changed object is a "changed" error, never spliced bytes. Requests go through the

@@ -1,4 +1,4 @@
-// How each file of a job is read (decisions.md "Private sources"): its sealed request headers
+// How each file of a job is read (docs/private-sources.md#the-rules): its sealed request headers
 // opened, or its source's credentials. Opened where the bytes are fetched, just before use, and
 // handed to the fetcher only: never logged, queued or returned.
 import { binFiles, sourcesWithSecrets, type BinFileRow, type DbTx } from '@ap/db';

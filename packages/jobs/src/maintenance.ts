@@ -13,7 +13,7 @@ export const UNENQUEUED_AFTER_MS = 5_000;
 /**
  * How often upkeep runs. Work Redis lost (a flush, a restart without persistence) is found by
  * asking the queue for each unfinished piece of work, so it is back on the queue within one
- * interval (decisions.md "Operations": within 30 s), not after STALE_AFTER_MS.
+ * interval (docs/operations.md#the-rules: within 30 s), not after STALE_AFTER_MS.
  */
 export const MAINTENANCE_INTERVAL_MS = 10_000;
 /** Unfinished rows checked against the queue per pass (the oldest first). */
@@ -83,7 +83,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
 }
 
 /**
- * After `expires_at` a job's objects are deleted (decisions.md "Expiry"); the job keeps its
+ * After `expires_at` a job's objects are deleted (docs/product-rules.md#expiry-quotas); the job keeps its
  * status, and download links stop working because tokens expire with the job.
  */
 export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now = new Date()): Promise<number> {

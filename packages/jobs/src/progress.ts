@@ -1,4 +1,4 @@
-// A bin's progress (decisions.md "Progress"): the packer counts the ZIP's bytes as they are
+// A bin's progress (docs/fair-share.md#progress-of-a-job): the packer counts the ZIP's bytes as they are
 // written and records the count at most once per interval, not once per chunk.
 import { recordBinProgress, type Db } from '@ap/db';
 

@@ -10,7 +10,7 @@ import { queueBinsOf } from './fair-share';
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
 
 /**
- * Retries a failed job (decisions.md "Lifecycle"). From a checkpoint: completed bins and their
+ * Retries a failed job (docs/product-rules.md#lifecycle). From a checkpoint: completed bins and their
  * objects stay, the others run again (resuming recorded multipart parts where possible). From
  * scratch: every object of the job is deleted and the job starts again from probing.
  * The status check and the reset are one conditional update, so concurrent retries run once;

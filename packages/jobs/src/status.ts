@@ -2,7 +2,7 @@ export type BinStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type JobStatus = 'preparing' | BinStatus;
 
 /**
- * A job's status is the aggregate of its bins (decisions.md "Lifecycle"):
+ * A job's status is the aggregate of its bins (docs/product-rules.md#lifecycle):
  * with fail_on_zip_error any failed bin fails the job; otherwise the job ends when every bin
  * has ended, completed if at least one bin completed. Work under way reads as processing.
  */

@@ -28,7 +28,7 @@ export interface ServiceContext {
   close(): Promise<void>;
 }
 
-/** How every service fetches remote URLs (decisions.md "Fetching"). */
+/** How every service fetches remote URLs (docs/engine.md#fetching-ahead). */
 export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS' | 'FETCH_HOST_CONNECTIONS'>>) {
   const minRate = { ...DEFAULT_MIN_RATE, windowMs: config.FETCH_MIN_RATE_WINDOW_MS ?? DEFAULT_MIN_RATE.windowMs };
   return {

@@ -1,4 +1,4 @@
-// Every Prometheus metric of the project, defined once (decisions.md "Operations" fixes the
+// Every Prometheus metric of the project, defined once (docs/operations.md#the-rules fixes the
 // names and labels; dashboards and alerts rely on them). Each service process has one registry,
 // served on its operations port (HEALTH_PORT) at /metrics, never on the API's public port.
 import { Transform, type TransformCallback } from 'node:stream';

@@ -1,4 +1,4 @@
-// API keys (decisions.md "Accounts, plans, sessions"): the plain value is `azk_` + 32 random
+// API keys (docs/product-rules.md#accounts-plans-sessions): the plain value is `azk_` + 32 random
 // bytes in base64url (43 characters), shown once; only its SHA-256 is stored.
 
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Signed download tokens (decisions.md "Expiry, quotas"): HMAC-SHA256 over the ZIP id and an
+// Signed download tokens (docs/product-rules.md#expiry-quotas): HMAC-SHA256 over the ZIP id and an
 // expiry equal to the job's `expires_at`, checked in constant time.
 //
 // Format: `<payload>.<signature>`, both base64url without padding.

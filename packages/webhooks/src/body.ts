@@ -1,4 +1,4 @@
-// The body of a delivery (decisions.md "Webhooks"): {delivery_id, event, job_id, status,
+// The body of a delivery (docs/webhooks.md#webhooks): {delivery_id, event, job_id, status,
 // url_count, file_count, errors, zips, metadata, timestamp} (+ download on download.completed),
 // with `zips` as in GET /jobs/:id. Pure: built from rows, so it is tested without servers.
 //

@@ -1,4 +1,4 @@
-// What one receiver may cost the sender (decisions.md "Hostile origins and outages"): at most
+// What one receiver may cost the sender (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): at most
 // 4 deliveries in flight per webhook, at most 64 KiB of a response body read.
 import type { IncomingMessage } from 'node:http';
 

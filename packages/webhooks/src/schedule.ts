@@ -1,4 +1,4 @@
-// Delivery retries (decisions.md "Webhooks"): about 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 12 h
+// Delivery retries (docs/webhooks.md#webhooks): about 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 12 h
 // after the failures, about a day in all, then `failed`. The schedule is in units of a base
 // (one minute; WEBHOOK_RETRY_BASE_MS), so tests run the whole schedule in seconds.
 

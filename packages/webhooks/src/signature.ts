@@ -1,4 +1,4 @@
-// Webhook signatures (decisions.md "Webhooks"):
+// Webhook signatures (docs/webhooks.md#webhooks):
 //   X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>[,v1=<old secret's>]
 // Pure: no I/O; the receiver-side check is the one docs/webhooks.md shows.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';

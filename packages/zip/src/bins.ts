@@ -32,8 +32,7 @@ interface OpenBin {
 }
 
 /**
- * Splits files into ZIPs of at most `maxZipSize` bytes each (decisions.md "Sizes, probing and
- * bins"): the limit applies to the whole archive, records included. A file that cannot fit
+ * Splits files into ZIPs of at most `maxZipSize` bytes each (docs/product-rules.md#sizes-probing-and-bins): the limit applies to the whole archive, records included. A file that cannot fit
  * even alone takes a bin of its own when oversize is allowed, else packing fails on it.
  */
 export function packBins(files: readonly BinInput[], options: BinOptions): BinPacking {

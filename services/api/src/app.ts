@@ -46,7 +46,7 @@ export interface AppOptions {
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
-  // X-Forwarded-For is believed only from the proxies the operator names (decisions.md "Hostile origins and outages").
+  // X-Forwarded-For is believed only from the proxies the operator names (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse).
   app.set('trust proxy', ctx.config.TRUSTED_PROXIES.length ? ctx.config.TRUSTED_PROXIES : false);
   app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
   app.use(httpMetrics());

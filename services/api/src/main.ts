@@ -5,7 +5,7 @@ import { createWorkQueues } from '@ap/queue';
 import { createApp } from './app';
 import { applyServerSettings } from './http/server-settings';
 
-/** decisions.md "Operations": on SIGTERM, responses in flight get this long to finish. */
+/** docs/operations.md#the-rules: on SIGTERM, responses in flight get this long to finish. */
 const DRAIN_MS = 25_000;
 
 const ctx = createServiceContext('api', loadConfig());

@@ -3,7 +3,7 @@ import { createWorker, createWorkQueues } from '@ap/queue';
 import { createServiceContext, exitIfPortInUse, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createPackerProcessor } from './processor';
 
-/** decisions.md "Operations": a packer hands its bin back within 10 s of SIGTERM. */
+/** docs/operations.md#the-rules: a packer hands its bin back within 10 s of SIGTERM. */
 const HAND_BACK_MS = 10_000;
 
 const ctx = createServiceContext('packer', loadConfig());
@@ -51,7 +51,7 @@ function stalledCheckEvery(lockMs: number): number {
  * Once no bin has run for IDLE_GC_MS, two full collections, the second giving back the pages
  * the first emptied: what V8's memory reducer would do, which is off for the packer
  * (scripts/services.ts). Otherwise a bin of many small files leaves ~30 MiB of heap committed
- * on top of the next bin's budget (docs/decisions.md "Fetching ahead").
+ * on top of the next bin's budget (docs/engine.md#fetching-ahead).
  */
 function collectWhenIdle() {
   const IDLE_GC_MS = 10_000;

@@ -109,8 +109,7 @@ async function abortUnresumableUpload(ctx: ServiceContext, payload: PackPayload,
 
 /**
  * A bin cancelled while it packed (fail-fast: another bin of its job failed) drops its
- * multipart upload at once, rather than when the job expires (decisions.md "Hostile origins and
- * outages": a cancelled bin aborts its upload). A bin taken over or reset by a retry keeps it.
+ * multipart upload at once, rather than when the job expires (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse: a cancelled bin aborts its upload). A bin taken over or reset by a retry keeps it.
  */
 async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): Promise<void> {
   const zip = await binWithJob(ctx.db, payload.zipId).catch(() => null);

@@ -19,7 +19,7 @@ const worker = createWorker('prepare', createPreparerProcessor(ctx, queues), ctx
 });
 worker.on('failed', (job, err) => ctx.log.warn({ queueJob: job?.id, err: err.message }, 'prepare job failed'));
 // Webhook deliveries are sent from here: the preparer is light, and its attempts are mostly
-// waiting on receivers (docs/decisions.md "Webhooks").
+// waiting on receivers (docs/webhooks.md#webhooks).
 const deliveries = createDeliverySender({
   db: ctx.db,
   log: ctx.log,

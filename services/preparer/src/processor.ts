@@ -34,7 +34,7 @@ export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues)
 }
 
 /**
- * Preparing (decisions.md "Sizes, probing and bins"): probe every URL, name the entries,
+ * Preparing (docs/product-rules.md#sizes-probing-and-bins): probe every URL, name the entries,
  * lay out the bins with exact ZIP sizes, persist them and hand stored bins to the packers.
  * Runs again safely: every write is guarded by the job still preparing at this attempt.
  */

@@ -51,7 +51,7 @@ export function defineRoute(route: RouteDoc): RouteDoc {
 }
 
 /**
- * A create route that takes an `Idempotency-Key` (decisions.md "Idempotent requests"): the
+ * A create route that takes an `Idempotency-Key` (docs/fair-share.md#idempotent-requests): the
  * header, the replay marker on its success answers, and the two codes of a reused key.
  */
 export function idempotentCreate(route: RouteDoc): RouteDoc {

@@ -112,7 +112,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
     method: 'post', path: '/auth/login', operationId: 'login', summary: 'Log in (dashboard session)', tag: 'Authentication', auth: 'none', parsesJson: true,
     body: { schema: loginSchema, required: true },
     responses: { 200: { description: 'a session JWT for `Authorization: Bearer`', schema: loginResponseSchema } },
-    // Throttled per email and per client address (docs/decisions.md "Hardening"), with Retry-After.
+    // Throttled per email and per client address (docs/service.md#hardening), with Retry-After.
     errors: { 401: ['UNAUTHORIZED'], 429: ['RATE_LIMITED'] },
   }),
   defineRoute({

@@ -1,4 +1,4 @@
-// The routes of decisions.md "Private sources", spread into API_ROUTES.
+// The routes of docs/private-sources.md#the-rules, spread into API_ROUTES.
 import { z } from 'zod';
 import { sourceCreateSchema } from '../private-sources';
 import { idempotentCreate, type RouteDoc } from './route-doc';

@@ -1,4 +1,4 @@
-// Sources (decisions.md "Private sources"): S3-compatible buckets whose credentials the service
+// Sources (docs/private-sources.md#the-rules): S3-compatible buckets whose credentials the service
 // stores encrypted, for s3://bucket/key lines of new jobs. The secret is sent once and never shown.
 import { useState } from 'preact/hooks';
 import { useApi, useFailure, useLoadedList } from '../context';

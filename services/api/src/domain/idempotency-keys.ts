@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Db } from '@ap/db';
 
-/** How long a key is kept (decisions.md "Idempotent requests"). */
+/** How long a key is kept (docs/fair-share.md#idempotent-requests). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 /** A first request that never answered (its process died) stops blocking its key after this. */
 export const ABANDONED_AFTER_MS = 60_000;

@@ -10,7 +10,7 @@ export const WRITE_BATCH_MAX_MS = 5;
  * Writes a stream download's chunks to its response in batches: corked until about
  * WRITE_BATCH_BYTES are in or the first of them has waited WRITE_BATCH_MAX_MS, then sent
  * together. Fewer, larger writes cost the API less CPU per byte than one write per socket
- * chunk (docs/decisions.md "Fetching ahead"). Once the socket has taken a batch, its chunks'
+ * chunk (docs/engine.md#fetching-ahead). Once the socket has taken a batch, its chunks'
  * memory is freed (`freeChunk`): left to the GC, it starts a full collection for every 64 MiB
  * sent. Backpressure: after a full batch, `write` waits until the response has drained.
  */

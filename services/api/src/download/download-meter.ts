@@ -1,5 +1,4 @@
-// What a download response actually delivered, for download.completed (decisions.md
-// "Webhooks"): body bytes handed to the connection, the range served, and whether the ZIP's
+// What a download response actually delivered, for download.completed (docs/webhooks.md#webhooks): body bytes handed to the connection, the range served, and whether the ZIP's
 // last byte went out. Measured on the response itself, so stored and stream downloads are
 // metered alike; reported only after the response has ended, never in its way.
 import type { Request, Response } from 'express';

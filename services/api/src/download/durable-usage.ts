@@ -4,7 +4,7 @@ import type { Logger } from '@ap/log';
 const RETRY_DELAYS_MS = [250, 500, 1_000, 2_000, 5_000];
 
 /**
- * Runs `write` until it succeeds (decisions.md "Hostile origins and outages": usage is never
+ * Runs `write` until it succeeds (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse: usage is never
  * lost): bytes already sent are owed to the user's usage whether or not Postgres answers now.
  * Resolves after the first attempt; a failed one is tried again in the background, in this
  * process, for as long as it runs (`pending` says how many are waiting). `delays` is for tests.

@@ -1,4 +1,4 @@
-// A planned ZIP (stream mode, docs/decisions.md "Download", "Lifecycle: stream job"): built
+// A planned ZIP (stream mode, docs/engine.md#stream-mode, docs/product-rules.md#lifecycle): built
 // while it is sent, from the layout computed at prepare time. Any byte range is served by
 // fetching only the input bytes inside it plus the CRC-32s the headers in it need.
 import type { Response } from 'express';
@@ -91,7 +91,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
       async writeTo(res) {
         let sent = 0;
         // Written straight to the response in batches: no stream between the reader and the
-        // socket (bench:stream (a), docs/decisions.md "Fetching ahead").
+        // socket (bench:stream (a), docs/engine.md#fetching-ahead).
         const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
         try {
           for await (const chunk of reader.bytes(slices)) {

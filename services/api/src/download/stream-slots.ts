@@ -1,4 +1,4 @@
-// Stream downloads in flight per user (decisions.md "Fair share under load"), counted across API
+// Stream downloads in flight per user (docs/fair-share.md#fair-share-under-load), counted across API
 // replicas in Redis: one sorted set per user of the downloads running, each scored by when its
 // claim lapses, so a replica that dies mid-download frees its slots within one lease.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Idempotency-Key on create routes (decisions.md "Idempotent requests"): one line per route,
+// Idempotency-Key on create routes (docs/fair-share.md#idempotent-requests): one line per route,
 // `router.post(path, idempotent, handler)`, after authentication.
 import { createHmac, hkdfSync } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';

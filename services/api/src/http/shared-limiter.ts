@@ -15,7 +15,7 @@ export interface SharedLimiter {
 /**
  * A limit counted in Redis, so every API replica sees the same counts; while Redis is
  * reconnecting (or does not answer within 500 ms) each process counts on its own instead, so a
- * Redis outage neither holds requests nor lifts the limit (decisions.md "Hostile origins and outages").
+ * Redis outage neither holds requests nor lifts the limit (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse).
  */
 export function sharedLimiter(redis: Redis, keyPrefix: string, points: number, durationSeconds: number): SharedLimiter {
   const perProcess = new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });

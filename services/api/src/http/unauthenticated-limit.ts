@@ -15,7 +15,7 @@ type Authenticate = (req: Request, res: Response, next: NextFunction) => Promise
 
 /**
  * Requests with a missing or unknown credential are limited per client address before the
- * credential is looked up (decisions.md "Hostile origins and outages"): each request not made
+ * credential is looked up (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): each request not made
  * with a credential that recently authenticated counts one against its address first, and gives
  * it back once it authenticates, so only failures use the address's allowance, and a flood of
  * made-up keys costs at most `perMinute` database lookups a minute per address.

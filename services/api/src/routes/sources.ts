@@ -1,4 +1,4 @@
-// decisions.md "Private sources": POST/GET/DELETE /sources, and the s3:// file entries of a new
+// docs/private-sources.md#the-rules: POST/GET/DELETE /sources, and the s3:// file entries of a new
 // job resolved to the user's sources. The secret access key is sealed at once and never returned.
 import { Router, type RequestHandler } from 'express';
 import { ApiError, MAX_SOURCES_PER_USER, sourceCreateSchema, type SourceView } from '@ap/contract';

@@ -1,4 +1,4 @@
-// decisions.md "Usage and stats": GET /usage (this UTC month against the plan) and
+// docs/product-rules.md#usage-and-stats: GET /usage (this UTC month against the plan) and
 // GET /jobs/stats (the user's jobs by status).
 import { Router } from 'express';
 import { JOB_STATUSES, PLANS, type JobStatsView, type UsageView } from '@ap/contract';

@@ -1,4 +1,4 @@
-// decisions.md "Webhooks": POST/GET/DELETE /webhooks, POST /webhooks/:id/rotate-secret,
+// docs/webhooks.md#webhooks: POST/GET/DELETE /webhooks, POST /webhooks/:id/rotate-secret,
 // GET /webhooks/:id/deliveries. Secrets appear only in the create and rotate responses.
 import { Router, type RequestHandler } from 'express';
 import { ApiError, listDeliveriesQuerySchema, MAX_WEBHOOKS_PER_USER, webhookCreateSchema, type WebhookDeliveryView, type WebhookView } from '@ap/contract';
