@@ -7,3 +7,4 @@ export { AesZipWriter } from './aes-writer';
 export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, type CrcPlan, type StreamInputValidators } from './stream-plan';
 export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, type BuiltRange, type KnownCrcs, type RangePiece, type RangePlan } from './range';
 export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, deriveAesKeys, EntryMac, entrySalt, ZipEncryption, type AesKeys } from './aes';
+export { MAX_UPLOAD_PARTS, partOf, planPackSegments, type PackSegment, type PackSegmentPlan } from './pack-segments';
