@@ -96,7 +96,13 @@ async function portInUse(port: number): Promise<boolean> {
 const portNumber = (value: string | undefined) => (value && /^\d+$/.test(value) && Number(value) > 0 && Number(value) < 65_536 ? Number(value) : null);
 const wantedPorts: Array<[number | null, string]> = [[portNumber(env.PORT || '3000'), 'PORT, the API']];
 const firstHealthPort = portNumber(env.HEALTH_PORT);
-if (firstHealthPort) for (const [i, name] of SERVICES.entries()) wantedPorts.push([firstHealthPort + i, `HEALTH_PORT + ${i}, the ${name}'s operations port`]);
+// PACKERS=N: N packer processes, each with its own operations port (docs/segments.md).
+const packers = Number(env.PACKERS || '1');
+if (!Number.isInteger(packers) || packers < 1 || packers > 32) die(`PACKERS must be a whole number from 1 to 32 (got "${env.PACKERS}")`);
+const instances: Array<[string, ServiceName]> = SERVICES.flatMap((name): Array<[string, ServiceName]> =>
+  name === 'packer' && packers > 1 ? Array.from({ length: packers }, (_, i): [string, ServiceName] => [`packer-${i + 1}`, name]) : [[name, name]],
+);
+if (firstHealthPort) for (const [i, [instance]] of instances.entries()) wantedPorts.push([firstHealthPort + i, `HEALTH_PORT + ${i}, the ${instance}'s operations port`]);
 for (const [port, what] of wantedPorts) {
   if (port !== null && (await portInUse(port))) die(`port ${port} is in use (${what}): stop what holds it, or choose another port`);
 }
@@ -194,8 +200,8 @@ writeRuntimeInfo({ DATABASE_URL: env.DATABASE_URL });
  * are the two after it; otherwise each gets a free port. Printed either way.
  */
 const basePort = Number(env.HEALTH_PORT) || 0;
-const healthPorts = {} as Record<ServiceName, number>;
-for (const [i, name] of SERVICES.entries()) healthPorts[name] = basePort ? basePort + i : await freePort();
+const healthPorts: Record<string, number> = {};
+for (const [i, [instance]] of instances.entries()) healthPorts[instance] = basePort ? basePort + i : await freePort();
 
 /** Restart backoff: 1 s doubling to 30 s; a service that ran a minute starts again from 1 s. */
 const RESTART_MIN_MS = 1_000;
@@ -208,23 +214,23 @@ interface Running {
   child: ChildProcess;
   exited: Promise<void>;
 }
-const running = new Map<ServiceName, Running>();
+const running = new Map<string, Running>();
 let stopping = false;
 
-function launch(name: ServiceName, restarts: number): void {
+function launch(instance: string, name: ServiceName, restarts: number): void {
   const startedAt = Date.now();
   // detached: a process group of its own, so the terminal's Ctrl-C does not reach it directly.
-  const child = spawnService(name, { ...env, HEALTH_PORT: String(healthPorts[name]) }, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  const child = spawnService(name, { ...env, HEALTH_PORT: String(healthPorts[instance]) }, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  running.set(name, { child, exited });
-  say(`${name} started (pid ${child.pid})`);
+  running.set(instance, { child, exited });
+  say(`${instance} started (pid ${child.pid})`);
   child.once('exit', (code, signal) => {
     if (stopping) return;
     const backoffFrom = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : restarts;
     const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** backoffFrom);
-    process.stderr.write(`[start] ${name} exited (${signal ?? `code ${code}`}); restarting it in ${delay / 1000} s (restart ${backoffFrom + 1})\n`);
+    process.stderr.write(`[start] ${instance} exited (${signal ?? `code ${code}`}); restarting it in ${delay / 1000} s (restart ${backoffFrom + 1})\n`);
     setTimeout(() => {
-      if (!stopping) launch(name, backoffFrom + 1);
+      if (!stopping) launch(instance, name, backoffFrom + 1);
     }, delay).unref();
   });
 }
@@ -273,8 +279,8 @@ process.on('exit', () => {
   for (const { child } of running.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-for (const name of SERVICES) {
-  launch(name, 0);
-  say(`${name} health: http://127.0.0.1:${healthPorts[name]}/healthz`);
+for (const [instance, name] of instances) {
+  launch(instance, name, 0);
+  say(`${instance} health: http://127.0.0.1:${healthPorts[instance]}/healthz`);
 }
 say(`API at ${config.PUBLIC_BASE_URL} (port ${config.PORT}); create a user with: pnpm admin users create --email you@example.com`);

@@ -64,6 +64,9 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
+/** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
+export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush'>;
+
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
   /** The bodies of the data slices, fetched ahead in order (FetchAhead). */
@@ -79,7 +82,7 @@ export class LayoutReader {
   constructor(
     private readonly fetcher: Fetcher,
     private readonly opts: LayoutReaderOptions,
-    private readonly crcStore: CrcStore,
+    private readonly crcStore: CrcSink,
     private readonly jobId: string,
     private readonly layout: ZipLayout,
     private readonly inputs: LayoutInput[],

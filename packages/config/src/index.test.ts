@@ -53,6 +53,12 @@ describe('loadConfig', () => {
 });
 
 describe('fair share settings', () => {
+  it('reads SEGMENT_BYTES (1 GiB by default), and refuses one under 64 MiB', () => {
+    expect(loadConfig(valid).SEGMENT_BYTES).toBe(1024 ** 3);
+    expect(loadConfig({ ...valid, SEGMENT_BYTES: String(64 * 1024 ** 2) }).SEGMENT_BYTES).toBe(64 * 1024 ** 2);
+    expect(() => loadConfig({ ...valid, SEGMENT_BYTES: String(64 * 1024 ** 2 - 1) })).toThrow(/SEGMENT_BYTES must be at least 67108864/);
+  });
+
   it('reads PLAN_CONCURRENT_BINS as plan=number pairs over the defaults, and STREAM_DOWNLOADS_PER_USER', () => {
     expect(loadConfig(valid)).toMatchObject({ PLAN_CONCURRENT_BINS: { free: 1, starter: 2, pro: 4, scale: 8 }, STREAM_DOWNLOADS_PER_USER: 20 });
     expect(loadConfig({ ...valid, PLAN_CONCURRENT_BINS: 'free=2, scale=16', STREAM_DOWNLOADS_PER_USER: '5' })).toMatchObject({

@@ -16,6 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { PartCutter, partBuffers, releasePart } from './parts';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
+export { completeNumberedUpload, putNumberedPart, startNumberedUpload } from './numbered-parts';
 
 export interface StorageConfig {
   endpoint?: string;

@@ -1,0 +1,102 @@
+// A bin packed in segments (docs/segments.md): its ZIP is, byte for byte, the one one packer writes.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { PassThrough } from 'node:stream';
+import { finishSegments, packSegment, writeArchive, type BinFile, type SegmentedBin } from '@ap/archive';
+import { startNumberedUpload } from '@ap/storage';
+import { newZipOutput, planPackSegments, planZip } from '@ap/zip';
+import { bytesOf, sha256, startOrigin, type Origin } from './origin';
+import { startStack, type Stack } from './stack';
+import { readZip } from './zip-readers';
+
+const MiB = 1024 * 1024;
+const PART = 8 * MiB;
+const mtime = new Date('2026-03-01T10:00:00Z');
+const tuning = { fetchConcurrency: 4, fetchBudgetBytes: 32 * MiB };
+// About 50 MiB through S3 and the origin per test, three times over.
+jest.setTimeout(180_000);
+
+let stack: Stack;
+let origin: Origin;
+beforeAll(async () => {
+  stack = await startStack({}, { workers: false });
+  origin = await startOrigin();
+});
+afterAll(async () => {
+  await origin.close();
+  await stack.close();
+});
+
+/** Files whose bodies cross part and segment boundaries, with empty and tiny ones between. */
+function inputs(prefix: string): { files: BinFile[]; bodies: Buffer[] } {
+  const sizes = [3 * MiB + 17, 0, 13 * MiB + 5, 1, 21 * MiB + 333, ...Array.from({ length: 40 }, (_, i) => 40_000 + i * 977), 9 * MiB - 20, 2 * MiB];
+  const bodies = sizes.map((size, i) => bytesOf(i + 7, size));
+  const files = bodies.map((body, position): BinFile => {
+    const name = `${prefix}-${position}.bin`;
+    const url = origin.set(`/${prefix}/${name}`, { body, etag: `"e${position}"` });
+    return { position, url, filename: null, size: BigInt(body.length), etag: `"e${position}"`, lastModified: null, entryName: name, crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null, headers: null, sourceId: null };
+  });
+  return { files, bodies };
+}
+
+/** The bytes one packer writes for these files (the engine's writeArchive into yazl). */
+async function onePackerZip(files: BinFile[]): Promise<Buffer> {
+  const zipfile = newZipOutput(null);
+  const out: Buffer[] = [];
+  const sink = new PassThrough();
+  (zipfile.outputStream as unknown as NodeJS.ReadableStream).pipe(sink);
+  sink.on('data', (c: Buffer) => out.push(c));
+  const ended = new Promise((r) => sink.on('end', r));
+  await writeArchive(zipfile, files, { fetcher: stack.ctx.fetcher, mtime, failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined });
+  zipfile.end();
+  await ended;
+  return Buffer.concat(out);
+}
+
+async function segmentedBin(prefix: string, segmentBytes: number): Promise<{ bin: SegmentedBin; bodies: Buffer[] }> {
+  const { files, bodies } = inputs(prefix);
+  const layout = planZip(files.map((f) => ({ name: f.entryName!, size: Number(f.size) })), { mtime });
+  // Parts of 8 MiB (S3's least is 5 MiB) and segments of one or two parts: many boundaries in 60 MiB.
+  const plan = planPackSegments(layout, PART, segmentBytes)!;
+  const key = `segments/${prefix}.zip`;
+  const uploadId = await startNumberedUpload(stack.ctx.store, key);
+  return { bin: { jobId: 'no-job', key, uploadId, layout, files, plan }, bodies };
+}
+
+const read = async (key: string) => {
+  const { body } = await stack.ctx.store.read(key);
+  const chunks: Buffer[] = [];
+  for await (const c of body as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks);
+};
+
+describe('a bin packed in segments', () => {
+  it.each([
+    ['one part', PART],
+    ['two parts', 2 * PART],
+  ])('writes, segments of %s at once, the bytes one packer writes', async (_, segmentBytes) => {
+    const { bin, bodies } = await segmentedBin(`s${segmentBytes}`, segmentBytes);
+    expect(bin.plan.segments.length).toBeGreaterThanOrEqual(4);
+    const signal = new AbortController().signal;
+    const results = await Promise.all(bin.plan.segments.map((s) => packSegment(stack.ctx, bin, s.index, tuning, { signal })));
+    const object = await finishSegments(stack.ctx, bin, results, tuning, { signal });
+    const segmented = await read(bin.key);
+    const single = await onePackerZip(bin.files as BinFile[]);
+    expect(object.size).toBe(bin.layout.totalSize);
+    expect(segmented.length).toBe(single.length);
+    expect(segmented.equals(single)).toBe(true);
+    expect(await readZip(segmented)).toEqual(bin.files.map((f, i) => ({ name: f.entryName, size: bodies[i]!.length, sha256: sha256(bodies[i]!) })));
+  });
+
+  it('continues a segment from its stored parts: they are not sent again, and the ZIP is the same', async () => {
+    const { bin } = await segmentedBin('again', PART * 2);
+    const signal = new AbortController().signal;
+    const results = await Promise.all(bin.plan.segments.map((s) => packSegment(stack.ctx, bin, s.index, tuning, { signal })));
+    const first = results.find((r) => r.parts.length > 0)!;
+    const sent: number[] = [];
+    const again = await packSegment(stack.ctx, bin, first.index, tuning, { signal, stored: first.parts, onPart: async (p) => void sent.push(p.partNumber) });
+    expect(sent).toEqual([]);
+    expect(again).toEqual(first);
+    await finishSegments(stack.ctx, bin, results.map((r) => (r.index === first.index ? again : r)), tuning, { signal });
+    expect((await read(bin.key)).equals(await onePackerZip(bin.files as BinFile[]))).toBe(true);
+  });
+});
