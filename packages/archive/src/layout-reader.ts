@@ -65,7 +65,7 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
 /** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
-export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush'>;
+export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'>;
 
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {

@@ -195,6 +195,7 @@ const NO_CRCS: CrcSink = {
   macCheckpoint: () => undefined,
   macCheckpointOf: () => null,
   flush: async () => undefined,
+  forget: async () => undefined,
 };
 
 /** A segment's CRC-32s: each body it streams, hashed from where the segment starts in it. */
@@ -231,6 +232,8 @@ class SegmentCrcs implements CrcSink {
   }
 
   async flush(): Promise<void> {}
+
+  async forget(): Promise<void> {}
 
   partials(): PartialCrc[] {
     return [...this.tallies.values()];

@@ -14,6 +14,8 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PartCutter, partBuffers, releasePart } from './parts';
+import type { ObjectInfo, UploadedPart } from './object-types';
+export type { ObjectInfo, UploadedPart } from './object-types';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 export { completeNumberedUpload, putNumberedPart, startNumberedUpload } from './numbered-parts';
@@ -27,23 +29,10 @@ export interface StorageConfig {
   forcePathStyle: boolean;
 }
 
-export interface ObjectInfo {
-  size: number;
-  etag: string;
-}
-
 export interface ObjectRead extends ObjectInfo {
   body: Readable;
   /** Bytes in this response (the range length for a ranged read). */
   contentLength: number;
-}
-
-/** One stored part of a multipart upload. */
-export interface UploadedPart {
-  partNumber: number;
-  /** As S3 returned it (quoted); CompleteMultipartUpload wants it so. */
-  etag: string;
-  size: number;
 }
 
 /**

@@ -1,7 +1,11 @@
 // One multipart upload written by several writers (docs/segments.md): each sends the parts it
 // owns by number; one completes the upload with every part's ETag.
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, HeadObjectCommand, UploadPartCommand } from '@aws-sdk/client-s3';
-import type { ObjectInfo, ObjectStore, UploadedPart } from './index';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { ObjectInfo, UploadedPart } from './object-types';
+
+/** The bucket a numbered upload writes to, and the client that reaches it (an ObjectStore is one). */
+type ObjectStore = { client: S3Client; bucket: string };
 
 /** Starts a multipart upload of `key`; its id is what every writer sends its parts to. */
 export async function startNumberedUpload(store: ObjectStore, key: string, contentType = 'application/zip'): Promise<string> {
