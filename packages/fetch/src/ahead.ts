@@ -1,27 +1,11 @@
 /**
- * Fetching ahead (docs/engine.md#fetching-ahead): an archive's bodies are
- * consumed one after another, in archive order, but requested ahead of their turn, with at
- * most `concurrency` connections busy and at most `budgetBytes` of bodies buffered at once.
- *
- * Every body is given a reservation of the budget before its request opens (of its size, or a
- * short lead when its size is not known yet, set to what it needs once its headers arrive, as
- * far as the budget has room): a body that fits in one slice (budget / concurrency) is read
- * whole into its reservation, and its connection is free for the next request as soon as the
- * body is in; a larger or unsized body reads one slice ahead and then waits for its turn (body.ts closes a
- * connection held back that long before any idle timeout, and continues it by range when read).
- * A reservation is given back when its body has been consumed. So an archive of many small files
- * from a distant origin costs about (files / concurrency) round trips instead of one per file,
- * and the bytes handed out are exactly the bodies, in order.
- *
- * Ranged mode (ranged-mode.ts decides when): connections go first to the current or next body,
- * if it is large and its origin serves ranges: its bytes not yet asked for are fetched as
- * ranges of a few MiB on connections of their own (BodyStream.addSegment), each reserved from
- * the budget until handed on, so connections, not the budget, bound what is in flight; bodies opened further ahead fill their reservations, or let their
- * connection go (and the budget they have not filled) for it, to be resumed by range when read.
- *
- * The scheduler does not fetch by itself: each item says how its body is opened (the fetcher's
- * openBody, with whatever validators, ranges and retries the caller uses), so the packer's
- * archive writer and stream downloads share it with their own rules.
+ * Fetching ahead (docs/engine.md#fetching-ahead): bodies consumed one after another in archive
+ * order but requested ahead of their turn, with at most `concurrency` connections busy and at
+ * most `budgetBytes` of bodies buffered. Each body holds a reservation of the budget (its size,
+ * or a lead while unsized) until consumed; small bodies are read whole and free their
+ * connection, larger ones read a slice ahead then wait (body.ts continues them by range). In
+ * ranged mode (ranged-mode.ts) a large body's later bytes come as ranges on connections of their
+ * own. The scheduler does not fetch by itself: each item says how its body is opened.
  */
 import type { Readable } from 'node:stream';
 import { BodyStream } from './body';
@@ -55,7 +39,6 @@ export interface AheadItem<T> {
 }
 
 export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1024 };
-
 
 export class FetchAhead<T> {
   readonly concurrency: number;
