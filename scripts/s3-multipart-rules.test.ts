@@ -6,6 +6,7 @@ import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObject
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from './embedded';
 import { S3_MULTIPART_LIMITS } from './s3-multipart-rules';
+import { refusal } from '../test/s3-refusal';
 
 const Bucket = 'rules';
 const MIN = S3_MULTIPART_LIMITS.minPartSize;
@@ -41,16 +42,6 @@ async function uploadWithParts(sizes: number[]): Promise<{ key: string; uploadId
 
 const complete = (key: string, uploadId: string, parts: CompletedPart[]) =>
   client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
-
-/** The S3 error code and HTTP status a request was refused with. */
-async function refusal(request: Promise<unknown>): Promise<[string, number]> {
-  const err = (await request.then(
-    () => null,
-    (e: unknown) => e,
-  )) as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
-  if (!err) throw new Error('the request was accepted');
-  return [err.name ?? '', err.$metadata?.httpStatusCode ?? 0];
-}
 
 describe('the embedded S3 holds multipart uploads to real S3 rules', () => {
   it('accepts parts of at least 5 MiB and a shorter last one, listed in order with their ETags', async () => {

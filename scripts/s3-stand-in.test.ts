@@ -22,6 +22,7 @@ import { crc32 } from '@ap/zip';
 import { crc32Base64 } from './s3-checksums';
 import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from './embedded';
 import { S3_MULTIPART_LIMITS } from './s3-multipart-rules';
+import { refusal } from '../test/s3-refusal';
 
 const Bucket = 'stand-in';
 const MIN = S3_MULTIPART_LIMITS.minPartSize;
@@ -58,16 +59,6 @@ async function put(Key: string, Body: Buffer, withCrc = false): Promise<void> {
 async function read(Key: string): Promise<Buffer> {
   const out = await client.send(new GetObjectCommand({ Bucket, Key }));
   return Buffer.from(await out.Body!.transformToByteArray());
-}
-
-/** The S3 error code and HTTP status a request was refused with. */
-async function refusal(request: Promise<unknown>): Promise<[string, number]> {
-  const err = (await request.then(
-    () => null,
-    (e: unknown) => e,
-  )) as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
-  if (!err) throw new Error('the request was accepted');
-  return [err.name ?? '', err.$metadata?.httpStatusCode ?? 0];
 }
 
 describe('UploadPartCopy', () => {
