@@ -208,6 +208,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
 
   program
+    .command('delete')
+    .description('delete a job and its ZIPs; its download links stop working at once')
+    .argument('<id>', 'job id')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const client = clientOf(cmd);
+      knownJobId = id;
+      const res = await client.deleteJob(id);
+      out.line(`job ${id}: ${res.message}`);
+      out.result({ success: true, job_id: id, message: res.message });
+    });
+
+  program
     .command('download')
     .description('download every ZIP of a completed job (a partial file in DIR is resumed; each ZIP is verified)')
     .argument('<id>', 'job id')
