@@ -375,6 +375,17 @@ describe('exit codes and messages', () => {
     expect((await runCli(['keys', 'list'], { ARCHIVE_API_KEY: newKey.key })).code).toBe(1);
   });
 
+  it('deletes a job: it then reads as unknown, and deleting it again is an API error', async () => {
+    const failed = await runCli(['jobs', 'list', '--status', 'failed', '--json']);
+    const id = lastJson(failed).jobs.at(-1).id as string;
+    const deleted = await runCli(['delete', id, '--json']);
+    expect({ code: deleted.code, out: lastJson(deleted) }).toEqual({ code: 0, out: { success: true, job_id: id, message: expect.any(String) } });
+    expect((await runCli(['jobs', 'get', id])).code).toBe(1);
+    const again = await runCli(['delete', id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/not found/);
+  });
+
   it('manages webhooks through the SDK: create (secret once), list, delete; an unknown event is bad usage', async () => {
     const hookUrl = `${origin.url}/cli/hook`;
     expect((await runCli(['webhooks', 'create', hookUrl, '--events', 'job.completed,job.exploded'])).code).toBe(2);

@@ -36,10 +36,10 @@ describe('DELETE /jobs/:id', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ success: true, message: expect.any(String) });
 
-    // The download route finds no bin for the link any more and refuses it.
+    // The download route finds no bin for the link any more: the ZIP is gone (404), not the link invalid.
     const gone = await download(link);
-    expect(gone.status).not.toBe(200);
-    expect(JSON.parse(gone.body.toString('utf8')).error.code).toMatch(/^(NOT_FOUND|INVALID_TOKEN)$/);
+    expect(gone.status).toBe(404);
+    expect(JSON.parse(gone.body.toString('utf8')).error.code).toBe('NOT_FOUND');
     expect(await call(stack.url, 'GET', `/jobs/${done.id}`, { key: apiKey })).toMatchObject({ status: 404, body: notFound });
     expect((await call(stack.url, 'GET', '/jobs', { key: apiKey })).body.jobs.map((j: { id: string }) => j.id)).not.toContain(done.id);
     for (const key of objectKeys) expect(await stack.ctx.store.head(key)).toBeNull();

@@ -143,6 +143,18 @@ export function registerJobCommands(program: Command, ctx: CommandContext): void
     });
 
   program
+    .command('delete')
+    .description('delete a job and its ZIPs; its download links stop working at once')
+    .argument('<id>', 'job id')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const client = ctx.clientOf(cmd);
+      ctx.knowJob(id);
+      const res = await client.deleteJob(id);
+      ctx.out().line(`job ${id}: ${res.message}`);
+      ctx.out().result({ success: true, job_id: id, message: res.message });
+    });
+
+  program
     .command('download')
     .description('download every ZIP of a completed job (a partial file in DIR is resumed; each ZIP is verified)')
     .argument('<id>', 'job id')

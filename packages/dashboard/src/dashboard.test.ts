@@ -294,6 +294,27 @@ describe('dashboard in Chromium', () => {
     await shot('usage');
   });
 
+  it('deletes a job after a confirmation: back to the list, and the job and its link are gone', async () => {
+    const created = await call(stack.url, 'POST', '/jobs', { key: user.apiKey, body: { files: [{ url: origin.set('/delete-me.bin', { body: bytesOf(5, 700) }) }], zip_filename: 'delete-me.zip' } });
+    const id = created.body.job_id as string;
+    await page.goto(`${stack.url}/dashboard/jobs/${id}`);
+    await waitForText('.facts .badge', 'completed');
+    const link = await page.getByRole('link', { name: 'Download delete-me.zip' }).getAttribute('href');
+    await page.getByRole('button', { name: 'Delete job' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this job?' });
+    await dialog.waitFor();
+    await shot('job-delete-confirm');
+    // Cancel first: nothing happens.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await call(stack.url, 'GET', `/jobs/${id}`, { key: user.apiKey })).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete job' }).click();
+    await dialog.getByRole('button', { name: 'Delete job' }).click();
+    await page.waitForURL(/\/dashboard\/jobs$/);
+    expect((await call(stack.url, 'GET', `/jobs/${id}`, { key: user.apiKey })).status).toBe(404);
+    expect((await fetch(link!)).status).not.toBe(200);
+  });
+
   it('reads well at phone width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();

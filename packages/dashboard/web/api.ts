@@ -82,6 +82,7 @@ export function createApi(session: SessionHooks, baseUrl = '') {
     getJob: (id: string) => call(async () => ({ job: await client.getJob(id) })),
     createJob: (body: JobCreate) => call(() => client.createJob(body)),
     retryJob: (id: string, fromCheckpoint: boolean) => call(() => client.retryJob(id, { from_checkpoint: fromCheckpoint })),
+    deleteJob: (id: string) => call(() => client.deleteJob(id)),
     jobStats: () => call(() => client.jobStats()),
 
     listKeys: () => call(() => client.listApiKeys()),

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApi, useFailure } from '../context';
 import type { ErrorEntry, Job } from '../api';
-import { Alert, Page, ProgressBar, StatusBadge, usePoll } from '../components';
+import { Alert, Confirm, Page, ProgressBar, StatusBadge, usePoll } from '../components';
 import { formatBytes, formatDate } from '../format';
-import { Link } from '../router';
+import { Link, navigate } from '../router';
 
 const RUNNING = new Set(['preparing', 'pending', 'processing']);
 // A job can have 20,000 files; the page lists the first ones only.
@@ -29,6 +29,7 @@ export function JobPage(props: { id: string }) {
   const [retryError, setRetryError] = useState<string | null>(null);
   const [fromScratch, setFromScratch] = useState(false);
   const [retrying, setRetrying] = useState(false);
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
 
   async function load() {
     try {
@@ -54,6 +55,16 @@ export function JobPage(props: { id: string }) {
       setRetryError(err instanceof Error ? err.message : String(err));
     } finally {
       setRetrying(false);
+    }
+  }
+
+  async function remove() {
+    setConfirmingDelete(false);
+    try {
+      await api.deleteJob(props.id);
+      navigate('/jobs');
+    } catch (err) {
+      fail(err);
     }
   }
 
@@ -133,6 +144,21 @@ export function JobPage(props: { id: string }) {
                 Retry job
               </button>
             </div>
+          )}
+
+          <div class="row">
+            <button type="button" class="danger small" onClick={() => setConfirmingDelete(true)}>
+              Delete job
+            </button>
+          </div>
+          {confirmingDelete && (
+            <Confirm
+              title="Delete this job?"
+              message={<>Its ZIP files are deleted and every download link of it stops working at once. This cannot be undone.</>}
+              confirmLabel="Delete job"
+              onConfirm={() => void remove()}
+              onCancel={() => setConfirmingDelete(false)}
+            />
           )}
 
           <ErrorList errors={job.errors} label="Job errors" />
