@@ -9,3 +9,4 @@ export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, t
 export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, type BuiltRange, type KnownCrcs, type RangePiece, type RangePlan } from './range';
 export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, EntryMac, entrySalt, ZipEncryption } from './aes';
 export { aesKeyDerivations, AesKeyStore, type AesKeys } from './aes-keys';
+export { planServerCopy, S3_PART_LIMITS, uploadedBytes, type PartLimits, type PlannedPart } from './server-copy-plan';
