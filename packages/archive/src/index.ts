@@ -3,3 +3,4 @@ export { CrcStore } from './crc-store';
 export { LayoutReader, LAYOUT_READER_DEFAULTS, BATCH_BYTES, layoutInputsOf, type LayoutInput, type LayoutReaderOptions, type RecordedInput } from './layout-reader';
 export { bodyBudgetBesideParts, packBinIntoStore, type BinToPack, type PackDeps, type PackedBin, type PackTuning, type ProgressReport } from './pack';
 export { dropRecordedUpload, type BinFile } from './resume';
+export { assembleInStore, type ServerCopyBin, type ServerCopySettings } from './server-copy';
