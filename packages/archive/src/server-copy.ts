@@ -2,7 +2,7 @@
 // all objects of its destination's source is written by S3 itself, large bodies copied with
 // UploadPartCopy; the packer uploads the records and the slices the part minimum needs. The
 // bytes are those packFromStart writes; null from here means "pack through the packer".
-import { parseS3Url } from '@ap/contract';
+import { createEntryNameDeduper, entryNameOf, parseS3Url } from '@ap/contract';
 import { mapLimit } from '@ap/fetch';
 import type { Logger } from '@ap/log';
 import type { AssemblyPart, ObjectChecksum, ObjectRef, ObjectStore } from '@ap/storage';
@@ -36,13 +36,13 @@ function isRefusal(err: unknown): boolean {
   return status === 501 || status === 403 || ['NotImplemented', 'AccessDenied', 'InvalidRequest'].includes(e?.name ?? '');
 }
 
-/** The bin's objects, when every file is an object of the destination's source whose name and size are settled. */
+/** The bin's objects, when every file is an object of the destination's source. */
 function objectsOf(bin: ServerCopyBin): ObjectRef[] | null {
   if (bin.encryption || bin.deflateLevel !== null || bin.destinationSourceId === null || bin.files.length === 0) return null;
   const refs: ObjectRef[] = [];
   for (const f of bin.files) {
     const access = f.access;
-    if (!access || !('s3' in access) || access.s3.sourceId !== bin.destinationSourceId || f.size === null || f.entryName === null) return null;
+    if (!access || !('s3' in access) || access.s3.sourceId !== bin.destinationSourceId) return null;
     const location = parseS3Url(f.url);
     if (!location) return null;
     refs.push(location);
@@ -90,10 +90,17 @@ export async function assembleInStore(
   const files = bin.files;
   try {
     const heads = await mapLimit(refs, settings.concurrency, (ref) => store.headChecksum(ref));
-    const changed = heads.some((h, i): boolean => h === null || h.size !== Number(files[i]!.size) || (files[i]!.etag !== null && h.etag !== files[i]!.etag));
+    const changed = heads.some((h, i): boolean => h === null || (files[i]!.size !== null && h.size !== Number(files[i]!.size)) || (files[i]!.etag !== null && h.etag !== files[i]!.etag));
     if (changed) return null; // the through-packer path reports the file's error as usual
     const known = heads as ObjectChecksum[];
-    const layout = layoutOfFiles(files, bin.mtime);
+    // A single ZIP's names come from the objects, as writeArchive names them (s3:// bodies have no Content-Disposition).
+    const names = createEntryNameDeduper();
+    const entries = files.map((f, i) => ({
+      position: f.position,
+      entryName: names.take(f.entryName ?? entryNameOf(f, { finalUrl: `s3://${refs[i]!.bucket}/${refs[i]!.key.split('/').map(encodeURIComponent).join('/')}` })),
+      size: known[i]!.size,
+    }));
+    const layout = layoutOfFiles(entries, bin.mtime);
     const copyable = (entry: number) => known[entry]!.size >= settings.minBytes;
     const plan = planServerCopy(layout, copyable);
     if (!plan || !plan.some((p) => p.kind === 'copy')) return null;
@@ -101,7 +108,7 @@ export async function assembleInStore(
     for (const [i, head] of known.entries()) crcs[i] = head.crc32 ?? (await readCrc(store, refs[i]!, head.size, settings.concurrency));
     const parts: AssemblyPart[] = plan.map((p) =>
       p.kind === 'copy'
-        ? { kind: 'copy', source: refs[p.entry]!, etag: known[p.entry]!.etag, start: p.objectStart, end: p.objectStart + p.length - 1 }
+        ? { kind: 'copy', source: refs[p.entry]!, start: p.objectStart, end: p.objectStart + p.length - 1 }
         : { kind: 'upload', length: p.length, bytes: () => renderBytes(store, layout, refs, crcs, p.start, p.length) },
     );
     const object = await store.assemble(bin.key, parts, {
@@ -114,7 +121,7 @@ export async function assembleInStore(
         if (part.kind === 'copy') onCopied(part.length);
       },
     });
-    return { object, urlErrors: [], packaged: files.map((f) => ({ position: f.position, entryName: f.entryName!, size: Number(f.size) })) };
+    return { object, urlErrors: [], packaged: entries };
   } catch (err) {
     if (signal.aborted || !isRefusal(err)) throw err;
     log.info({ key: bin.key, error: (err as Error).name }, 'server-side assembly refused: packing through the packer');

@@ -97,10 +97,10 @@ export interface ObjectChecksum extends ObjectInfo {
   crc32: number | null;
 }
 
-/** A part of an assembly: bytes the caller makes, or bytes [start, end] of an object with this ETag copied by S3. */
+/** A part of an assembly: bytes the caller makes, or bytes [start, end] of an object copied by S3. */
 export type AssemblyPart =
   | { kind: 'upload'; length: number; bytes(): Promise<Buffer> }
-  | { kind: 'copy'; source: ObjectRef; etag: string; start: number; end: number };
+  | { kind: 'copy'; source: ObjectRef; start: number; end: number };
 
 export class ResumeRefused extends Error {}
 
@@ -332,7 +332,6 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
               PartNumber,
               CopySource: `${part.source.bucket}/${part.source.key.split('/').map(encodeURIComponent).join('/')}`,
               CopySourceRange: `bytes=${part.start}-${part.end}`,
-              CopySourceIfMatch: `"${part.etag}"`,
             }),
             { abortSignal },
           );
