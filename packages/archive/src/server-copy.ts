@@ -74,6 +74,49 @@ async function renderBytes(store: ObjectStore, layout: ZipLayout, refs: readonly
   return Buffer.concat(pieces);
 }
 
+const PAD_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Parts of `records ‖ the first bytes of an object` made without uploading the object's bytes,
+ * as awslabs s3tar does (docs/private-sources.md#server-side-assembly): pad‖records (the records
+ * are that upload's last part, exempt from the minimum), then pad‖records‖slice (both copied),
+ * and the part is that object's range after the pad. One 5 MiB pad object per ZIP is uploaded;
+ * all are removed when the ZIP is done.
+ */
+class PaddedParts {
+  private pad: Promise<unknown> | null = null;
+  private readonly keys: string[] = [];
+  private next = 0;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly key: string,
+  ) {}
+
+  private intermediate(): string {
+    const key = `${this.key}.assembly/${this.next++}`;
+    this.keys.push(key);
+    return key;
+  }
+
+  async part(records: Buffer, source: ObjectRef, sliceLength: number): Promise<AssemblyPart> {
+    const padKey = `${this.key}.assembly/pad`;
+    this.pad ??= (this.keys.push(padKey), this.store.assemble(padKey, [{ kind: 'upload', length: PAD_BYTES, bytes: async () => Buffer.alloc(PAD_BYTES) }], { concurrency: 1 }));
+    await this.pad;
+    const here = (key: string): ObjectRef => ({ bucket: this.store.bucket, key });
+    const withRecords = this.intermediate();
+    await this.store.assemble(withRecords, [{ kind: 'copy', source: here(padKey), start: 0, end: PAD_BYTES - 1 }, { kind: 'upload', length: records.length, bytes: async () => records }], { concurrency: 2 });
+    const withSlice = this.intermediate();
+    await this.store.assemble(withSlice, [{ kind: 'copy', source: here(withRecords), start: 0, end: PAD_BYTES + records.length - 1 }, { kind: 'copy', source, start: 0, end: sliceLength - 1 }], { concurrency: 2 });
+    return { kind: 'copy', source: here(withSlice), start: PAD_BYTES, end: PAD_BYTES + records.length + sliceLength - 1 };
+  }
+
+  async remove(): Promise<void> {
+    await this.pad?.catch(() => undefined);
+    if (this.keys.length > 0) await this.store.deleteMany(this.keys).catch(() => undefined);
+  }
+}
+
 /**
  * Writes the bin into `store` (the destination) inside S3, or returns null when it cannot (not
  * eligible, an object changed, a copy or read refused): the caller packs it through the packer.
@@ -106,22 +149,32 @@ export async function assembleInStore(
     if (!plan || !plan.some((p) => p.kind === 'copy')) return null;
     const crcs: number[] = [];
     for (const [i, head] of known.entries()) crcs[i] = head.crc32 ?? (await readCrc(store, refs[i]!, head.size, settings.concurrency));
-    const parts: AssemblyPart[] = plan.map((p) =>
-      p.kind === 'copy'
-        ? { kind: 'copy', source: refs[p.entry]!, start: p.objectStart, end: p.objectStart + p.length - 1 }
-        : { kind: 'upload', length: p.length, bytes: () => renderBytes(store, layout, refs, crcs, p.start, p.length) },
-    );
-    const object = await store.assemble(bin.key, parts, {
-      contentType: 'application/zip',
-      concurrency: settings.concurrency,
-      signal,
-      onPart: (index) => {
-        const part = plan[index]!;
-        progress.add(part.length);
-        if (part.kind === 'copy') onCopied(part.length);
-      },
-    });
-    return { object, urlErrors: [], packaged: entries };
+    const render = (start: number, length: number) => renderBytes(store, layout, refs, crcs, start, length);
+    const padded = new PaddedParts(store, bin.key);
+    try {
+      const parts = await mapLimit(plan, settings.concurrency, async (p): Promise<AssemblyPart> => {
+        if (p.kind === 'copy') return { kind: 'copy', source: refs[p.entry]!, start: p.objectStart, end: p.objectStart + p.length - 1 };
+        // Records joined to the first bytes of a copied body: made inside S3 too (s3tar's pad).
+        const last = sliceRange(layout, p.start, p.start + p.length - 1).at(-1)!;
+        const records = p.length - last.length;
+        if (last.segment.kind === 'data' && copyable(last.segment.entry) && last.from === 0 && records > 0) {
+          return padded.part(await render(p.start, records), refs[last.segment.entry]!, last.length);
+        }
+        return { kind: 'upload', length: p.length, bytes: () => render(p.start, p.length) };
+      });
+      const object = await store.assemble(bin.key, parts, {
+        contentType: 'application/zip',
+        concurrency: settings.concurrency,
+        signal,
+        onPart: (index) => {
+          progress.add(plan[index]!.length);
+          if (parts[index]!.kind === 'copy') onCopied(plan[index]!.length);
+        },
+      });
+      return { object, urlErrors: [], packaged: entries };
+    } finally {
+      await padded.remove();
+    }
   } catch (err) {
     if (signal.aborted || !isRefusal(err)) throw err;
     log.info({ key: bin.key, error: (err as Error).name }, 'server-side assembly refused: packing through the packer');

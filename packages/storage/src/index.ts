@@ -341,10 +341,19 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       };
       try {
         let next = 0;
+        let failed = false;
         const worker = async () => {
-          while (next < parts.length) await send(next++);
+          while (next < parts.length && !failed) {
+            await send(next++).catch((err: unknown) => {
+              failed = true;
+              throw err;
+            });
+          }
         };
-        await Promise.all(Array.from({ length: Math.min(options.concurrency, parts.length) }, worker));
+        // Every part in flight has ended before the upload is aborted (a part landing after the abort is an error of its own).
+        const ended = await Promise.allSettled(Array.from({ length: Math.min(options.concurrency, parts.length) }, worker));
+        const failure = ended.find((e) => e.status === 'rejected');
+        if (failure) throw failure.reason;
         const done = await client.send(
           new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }),
         );
