@@ -21,6 +21,12 @@ export interface CustomerBucket {
   put(key: string, body: Buffer): Promise<void>;
   /** Every request the server answered, as "METHOD /path?query". */
   requests: string[];
+  /** Body bytes of UploadPart requests (copies send none). */
+  uploadedPartBytes: number;
+  /** Answer UploadPartCopy 501 NotImplemented, as some S3-compatible services do. */
+  refuseCopies: boolean;
+  /** UploadPartCopy requests refused so far. */
+  copiesRefused: number;
   close(): Promise<void>;
 }
 
@@ -35,6 +41,13 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
   const requests: string[] = [];
   server.httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
+    const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? '');
+    if (isPart && req.headers['x-amz-copy-source'] && bucketOf.refuseCopies) {
+      bucketOf.copiesRefused++;
+      res.writeHead(501, { 'content-type': 'application/xml' });
+      return void res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>UploadPartCopy is not implemented</Message></Error>');
+    }
+    if (isPart && !req.headers['x-amz-copy-source']) bucketOf.uploadedPartBytes += Number(req.headers['content-length'] ?? 0);
     const secret = signatureProblem(req, keys);
     if (secret) {
       res.writeHead(403, { 'content-type': 'application/xml' });
@@ -51,11 +64,14 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
-  return {
+  const bucketOf: CustomerBucket = {
     endpoint: server.endpoint,
     bucket,
     ...keys,
     requests,
+    uploadedPartBytes: 0,
+    refuseCopies: false,
+    copiesRefused: 0,
     async put(key, body) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     },
@@ -65,6 +81,7 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return bucketOf;
 }
 
 const rfc3986 = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -12,6 +12,18 @@ s3.httpServer.on('request', (req, res) => {
   const key = decodeURIComponent(new URL(req.url!, 'http://s3').pathname.split('/').slice(2).join('/'));
   res.once('finish', () => process.stdout.write(`${JSON.stringify({ completed: key, ms: performance.now() - t0 })}\n`));
 });
+// With --traffic: {"uploaded": n} per UploadPart body, {"copied": n} per UploadPartCopy, {"read": n} per GET body (bench:s3).
+if (process.argv[4] === '--traffic') {
+  s3.httpServer.on('request', (req, res) => {
+    const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? '');
+    if (isPart && !req.headers['x-amz-copy-source']) process.stdout.write(`${JSON.stringify({ uploaded: Number(req.headers['content-length'] ?? 0) })}\n`);
+    if (isPart && req.headers['x-amz-copy-source']) {
+      const range = /bytes=(\d+)-(\d+)/.exec(String(req.headers['x-amz-copy-source-range'] ?? ''));
+      if (range) process.stdout.write(`${JSON.stringify({ copied: Number(range[2]) - Number(range[1]) + 1 })}\n`);
+    }
+    if (req.method === 'GET') res.once('finish', () => process.stdout.write(`${JSON.stringify({ read: Number(res.getHeader('content-length') ?? 0) })}\n`));
+  });
+}
 process.stdout.write(`${JSON.stringify({ endpoint: s3.endpoint })}\n`);
 process.on('SIGTERM', () => {
   void s3.close().finally(() => {

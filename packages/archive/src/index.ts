@@ -4,3 +4,4 @@ export { LayoutReader, LAYOUT_READER_DEFAULTS, BATCH_BYTES, layoutInputsOf, type
 export { bodyBudgetBesideParts, packBinIntoStore, type BinToPack, type PackDeps, type PackedBin, type PackTuning, type ProgressReport } from './pack';
 export { dropRecordedUpload, type BinFile } from './resume';
 export { combinedCrcs, finishSegments, packSegment, segmentPlanOf, type PartialCrc, type SegmentedBin, type SegmentResult } from './segments';
+export { assembleInStore, type ServerCopyBin, type ServerCopySettings } from './server-copy';

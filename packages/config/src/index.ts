@@ -134,6 +134,8 @@ const schema = z.object({
   // A body delivering less than 16 KiB over this window is cut, "origin too slow" (tests shrink it).
   FETCH_MIN_RATE_WINDOW_MS: positiveInt.default(30_000),
   FETCH_CONCURRENCY: positiveInt.default(8),
+  // Bodies at least this long are copied inside S3 (docs/private-sources.md#server-side-assembly).
+  SERVER_COPY_MIN_BYTES: positiveInt.default(16 * 1024 * 1024),
   // Connections to one origin host that a process's archives open ahead at most, together.
   FETCH_HOST_CONNECTIONS: positiveInt.default(16),
   FETCH_BUDGET_BYTES: positiveInt.default(64 * 1024 * 1024),

@@ -58,6 +58,12 @@ export const bytesUploadedTotal = new Counter({
   registers: [metricsRegistry],
 });
 
+export const bytesCopiedServerSideTotal = new Counter({
+  name: 'archive_bytes_copied_server_side_total',
+  help: 'Archive bytes S3 copied from source objects into a destination ZIP (UploadPartCopy), never passing through a packer',
+  registers: [metricsRegistry],
+});
+
 export const streamBytesSentTotal = new Counter({
   name: 'archive_stream_bytes_sent_total',
   help: 'Bytes of stream-mode archives sent to clients by the API',

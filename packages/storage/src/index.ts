@@ -9,6 +9,8 @@ import {
   HeadObjectCommand,
   S3Client,
   UploadPartCommand,
+  UploadPartCopyCommand,
+  CreateMultipartUploadCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
@@ -75,6 +77,21 @@ export interface ResumeOptions {
  * NoSuchUpload on S3, a 500 on s3rver) or failed on it. A resume is an optimisation, so the
  * caller starts the object over instead of retrying.
  */
+export interface ObjectRef {
+  bucket: string;
+  key: string;
+}
+
+export interface ObjectChecksum extends ObjectInfo {
+  /** The object's full-object CRC-32 (a composite checksum of a multipart upload is not one): null when S3 has none. */
+  crc32: number | null;
+}
+
+/** A part of an assembly: bytes the caller makes, or bytes [start, end] of an object copied by S3. */
+export type AssemblyPart =
+  | { kind: 'upload'; length: number; bytes(): Promise<Buffer> }
+  | { kind: 'copy'; source: ObjectRef; start: number; end: number };
+
 export class ResumeRefused extends Error {}
 
 /** The one storage interface the services use; S3 (MinIO, s3rver, AWS) is its only backend. */
@@ -90,6 +107,12 @@ export interface ObjectStore {
   read(key: string, range?: { start: number; end: number }): Promise<ObjectRead>;
   head(key: string): Promise<ObjectInfo | null>;
   deleteMany(keys: string[]): Promise<void>;
+  /** HeadObject with checksum mode of an object these credentials reach, in any bucket; null: no such object. */
+  headChecksum(source: ObjectRef): Promise<ObjectChecksum | null>;
+  /** A range of an object in any bucket these credentials reach. */
+  readFrom(source: ObjectRef, range: { start: number; end: number }): Promise<ObjectRead>;
+  /** A multipart upload of parts sent or copied inside S3 (UploadPartCopy), in order; aborted on failure. */
+  assemble(key: string, parts: readonly AssemblyPart[], options: { contentType?: string; concurrency: number; signal?: AbortSignal; onPart?(index: number): void }): Promise<ObjectInfo>;
   readonly client: S3Client;
 }
 
@@ -260,6 +283,73 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         if (e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
+        throw err;
+      }
+    },
+    async headChecksum(source) {
+      try {
+        const out = await client.send(new HeadObjectCommand({ Bucket: source.bucket, Key: source.key, ChecksumMode: 'ENABLED' }));
+        const fullObject = out.ChecksumCRC32 !== undefined && out.ChecksumType !== 'COMPOSITE' && !out.ChecksumCRC32.includes('-');
+        return { size: Number(out.ContentLength ?? 0), etag: unquote(out.ETag), crc32: fullObject ? Buffer.from(out.ChecksumCRC32!, 'base64').readUInt32BE(0) : null };
+      } catch (err) {
+        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
+        throw err;
+      }
+    },
+    async readFrom(source, range) {
+      const out = await client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key, Range: `bytes=${range.start}-${range.end}` }));
+      const contentLength = Number(out.ContentLength ?? 0);
+      return { body: out.Body as Readable, contentLength, size: out.ContentRange ? Number(out.ContentRange.split('/')[1]) : contentLength, etag: unquote(out.ETag) };
+    },
+    async assemble(key, parts, options) {
+      const created = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: options.contentType ?? 'application/octet-stream' }));
+      const UploadId = created.UploadId!;
+      const etags: string[] = new Array<string>(parts.length);
+      const send = async (index: number): Promise<void> => {
+        const part = parts[index]!;
+        const PartNumber = index + 1;
+        const abortSignal = options.signal;
+        if (part.kind === 'upload') {
+          const Body = await part.bytes();
+          etags[index] = (await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber, Body, ContentLength: Body.length }), { abortSignal })).ETag ?? '';
+        } else {
+          const out = await client.send(
+            new UploadPartCopyCommand({
+              Bucket,
+              Key: key,
+              UploadId,
+              PartNumber,
+              CopySource: `${part.source.bucket}/${part.source.key.split('/').map(encodeURIComponent).join('/')}`,
+              CopySourceRange: `bytes=${part.start}-${part.end}`,
+            }),
+            { abortSignal },
+          );
+          etags[index] = out.CopyPartResult?.ETag ?? '';
+        }
+        options.onPart?.(index);
+      };
+      try {
+        let next = 0;
+        let failed = false;
+        const worker = async () => {
+          while (next < parts.length && !failed) {
+            await send(next++).catch((err: unknown) => {
+              failed = true;
+              throw err;
+            });
+          }
+        };
+        // Every part in flight has ended before the upload is aborted (a part landing after the abort is an error of its own).
+        const ended = await Promise.allSettled(Array.from({ length: Math.min(options.concurrency, parts.length) }, worker));
+        const failure = ended.find((e) => e.status === 'rejected');
+        if (failure) throw failure.reason;
+        const done = await client.send(
+          new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }),
+        );
+        return await finish(key, done.ETag);
+      } catch (err) {
+        await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
         throw err;
       }
     },

@@ -10,3 +10,4 @@ export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, t
 export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, EntryMac, entrySalt, ZipEncryption } from './aes';
 export { aesKeyDerivations, AesKeyStore, type AesKeys } from './aes-keys';
 export { MAX_UPLOAD_PARTS, partOf, planPackSegments, type PackSegment, type PackSegmentPlan } from './pack-segments';
+export { planServerCopy, S3_PART_LIMITS, uploadedBytes, type PartLimits, type PlannedPart } from './server-copy-plan';

@@ -18,7 +18,7 @@ import {
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
 import type { PackPayload, WorkQueues } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
-import { BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type PackTuning } from '@ap/archive';
+import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type PackTuning } from '@ap/archive';
 import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
 
 /**
@@ -123,6 +123,14 @@ type BinWithJob = NonNullable<Awaited<ReturnType<typeof binWithJob>>>;
  * Where a bin's ZIP is written: our bucket under its object key, or the job's destination bucket
  * under its name there (docs/private-sources.md#destination-buckets), with the source's credentials.
  */
+/** Inside S3 where the destination's source reaches every object (docs/private-sources.md#server-side-assembly), else through the packer. */
+async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: BinProgress }) {
+  const settings = { minBytes: ctx.config.SERVER_COPY_MIN_BYTES, concurrency: ctx.config.FETCH_CONCURRENCY };
+  const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
+  const assembled = await assembleInStore({ store: target.store, log: ctx.log }, copy, settings, { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n) });
+  return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
+}
+
 async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<{ store: ServiceContext['store']; key: string; destination: boolean }> {
   const destination = await destinationStore(ctx.db, ctx.secrets, zip.job);
   if (destination) return { store: destination, key: destinationKey(zip.job, zip.filename), destination: true };
@@ -200,7 +208,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       deflateLevel: deflateLevelOf(job),
       recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
     };
-    const packed = await packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), { signal: abort.signal, progress }).finally(() => progress.stop());
+    const packed = await packIntoTarget(ctx, target, bin, zip.job.destinationSourceId, { signal: abort.signal, progress }).finally(() => progress.stop());
     const { object, packaged, urlErrors } = packed;
 
     const now = new Date();
