@@ -102,7 +102,7 @@ describe('server-side assembly', () => {
     // The intermediate objects are gone.
     const left = await client.send(new ListObjectsV2Command({ Bucket: customer.bucket, Prefix: 'copied/' }));
     expect((left.Contents ?? []).map((o) => o.Key)).toEqual(['copied/packed.zip']);
-  });
+  }, 300_000);
 
   it('packs through the packer, the same bytes, where UploadPartCopy is refused', async () => {
     customer.refuseCopies = true;
@@ -114,5 +114,5 @@ describe('server-side assembly', () => {
     } finally {
       customer.refuseCopies = false;
     }
-  });
+  }, 300_000);
 });

@@ -9,7 +9,6 @@ import {
   HeadObjectCommand,
   S3Client,
   UploadPartCommand,
-  UploadPartCopyCommand,
   CreateMultipartUploadCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -18,6 +17,8 @@ import { pipeline } from 'node:stream/promises';
 import { PartCutter, partBuffers, releasePart } from './parts';
 import type { ObjectInfo, UploadedPart } from './object-types';
 export type { ObjectInfo, UploadedPart } from './object-types';
+import { assembleObject, type AssemblyPart, type ObjectChecksum, type ObjectRef } from './assembly';
+export type { AssemblyPart, ObjectChecksum, ObjectRef } from './assembly';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 export { completeNumberedUpload, putNumberedPart, startNumberedUpload } from './numbered-parts';
@@ -77,21 +78,6 @@ export interface ResumeOptions {
  * NoSuchUpload on S3, a 500 on s3rver) or failed on it. A resume is an optimisation, so the
  * caller starts the object over instead of retrying.
  */
-export interface ObjectRef {
-  bucket: string;
-  key: string;
-}
-
-export interface ObjectChecksum extends ObjectInfo {
-  /** The object's full-object CRC-32 (a composite checksum of a multipart upload is not one): null when S3 has none. */
-  crc32: number | null;
-}
-
-/** A part of an assembly: bytes the caller makes, or bytes [start, end] of an object copied by S3. */
-export type AssemblyPart =
-  | { kind: 'upload'; length: number; bytes(): Promise<Buffer> }
-  | { kind: 'copy'; source: ObjectRef; start: number; end: number };
-
 export class ResumeRefused extends Error {}
 
 /** The one storage interface the services use; S3 (MinIO, s3rver, AWS) is its only backend. */
@@ -277,82 +263,21 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       return { body: out.Body as Readable, contentLength, size: total, etag: unquote(out.ETag) };
     },
     async head(key) {
-      try {
-        const out = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-        return { size: Number(out.ContentLength ?? 0), etag: unquote(out.ETag) };
-      } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
-        throw err;
-      }
+      const out = await unlessMissing(client.send(new HeadObjectCommand({ Bucket, Key: key })));
+      return out && { size: Number(out.ContentLength ?? 0), etag: unquote(out.ETag) };
     },
     async headChecksum(source) {
-      try {
-        const out = await client.send(new HeadObjectCommand({ Bucket: source.bucket, Key: source.key, ChecksumMode: 'ENABLED' }));
-        const fullObject = out.ChecksumCRC32 !== undefined && out.ChecksumType !== 'COMPOSITE' && !out.ChecksumCRC32.includes('-');
-        return { size: Number(out.ContentLength ?? 0), etag: unquote(out.ETag), crc32: fullObject ? Buffer.from(out.ChecksumCRC32!, 'base64').readUInt32BE(0) : null };
-      } catch (err) {
-        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-        if (e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
-        throw err;
-      }
+      const out = await unlessMissing(client.send(new HeadObjectCommand({ Bucket: source.bucket, Key: source.key, ChecksumMode: 'ENABLED' })));
+      if (!out) return null;
+      const fullObject = out.ChecksumCRC32 !== undefined && out.ChecksumType !== 'COMPOSITE' && !out.ChecksumCRC32.includes('-');
+      return { size: Number(out.ContentLength ?? 0), etag: unquote(out.ETag), crc32: fullObject ? Buffer.from(out.ChecksumCRC32!, 'base64').readUInt32BE(0) : null };
     },
     async readFrom(source, range) {
       const out = await client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key, Range: `bytes=${range.start}-${range.end}` }));
       const contentLength = Number(out.ContentLength ?? 0);
       return { body: out.Body as Readable, contentLength, size: out.ContentRange ? Number(out.ContentRange.split('/')[1]) : contentLength, etag: unquote(out.ETag) };
     },
-    async assemble(key, parts, options) {
-      const created = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: options.contentType ?? 'application/octet-stream' }));
-      const UploadId = created.UploadId!;
-      const etags: string[] = new Array<string>(parts.length);
-      const send = async (index: number): Promise<void> => {
-        const part = parts[index]!;
-        const PartNumber = index + 1;
-        const abortSignal = options.signal;
-        if (part.kind === 'upload') {
-          const Body = await part.bytes();
-          etags[index] = (await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber, Body, ContentLength: Body.length }), { abortSignal })).ETag ?? '';
-        } else {
-          const out = await client.send(
-            new UploadPartCopyCommand({
-              Bucket,
-              Key: key,
-              UploadId,
-              PartNumber,
-              CopySource: `${part.source.bucket}/${part.source.key.split('/').map(encodeURIComponent).join('/')}`,
-              CopySourceRange: `bytes=${part.start}-${part.end}`,
-            }),
-            { abortSignal },
-          );
-          etags[index] = out.CopyPartResult?.ETag ?? '';
-        }
-        options.onPart?.(index);
-      };
-      try {
-        let next = 0;
-        let failed = false;
-        const worker = async () => {
-          while (next < parts.length && !failed) {
-            await send(next++).catch((err: unknown) => {
-              failed = true;
-              throw err;
-            });
-          }
-        };
-        // Every part in flight has ended before the upload is aborted (a part landing after the abort is an error of its own).
-        const ended = await Promise.allSettled(Array.from({ length: Math.min(options.concurrency, parts.length) }, worker));
-        const failure = ended.find((e) => e.status === 'rejected');
-        if (failure) throw failure.reason;
-        const done = await client.send(
-          new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }),
-        );
-        return await finish(key, done.ETag);
-      } catch (err) {
-        await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
-        throw err;
-      }
-    },
+    assemble: (key, parts, options) => assembleObject(client, Bucket, key, parts, options).then((etag) => finish(key, etag)),
     async deleteMany(keys) {
       for (let i = 0; i < keys.length; i += 1000) {
         const chunk = keys.slice(i, i + 1000);
@@ -404,4 +329,15 @@ function followMultipartUploads(client: S3Client): Map<string, MultipartHooks> {
     { step: 'initialize', name: 'followMultipartUploads' },
   );
   return followed;
+}
+
+/** A HEAD's answer, or null when the object is not there (S3 answers 404 NotFound). */
+async function unlessMissing<T>(request: Promise<T>): Promise<T | null> {
+  try {
+    return await request;
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
+    throw err;
+  }
 }
