@@ -244,12 +244,13 @@ describe('dashboard in Chromium', () => {
     await page.getByText('No failed jobs.').waitFor();
     expect(new URL(page.url()).search).toBe('?status=failed');
     await page.getByLabel('Status').selectOption('completed');
-    await page.getByText('24 jobs completed').waitFor();
+    // One user's stream jobs prepare one at a time per preparer (docs/guarantees.md#preparing-fairly-and-bounded).
+    await page.getByText('24 jobs completed').waitFor({ timeout: 120_000 });
     const statuses = await page.locator('table.jobs tbody .badge').allTextContents();
     expect(new Set(statuses)).toEqual(new Set(['completed']));
     await page.getByLabel('Status').selectOption('');
     await page.getByText('24 jobs').waitFor();
-  });
+  }, 180_000);
 
   it('revokes a key after a confirmation', async () => {
     await page.getByRole('link', { name: 'API keys', exact: true }).click();

@@ -27,7 +27,8 @@ export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues)
   return async (message, token) => {
     if ((await prepareJob(ctx, queues, message.data, slots)) === 'user-busy') {
       // Not a failure: the message waits without holding a preparer slot (BullMQ's documented way).
-      await message.moveToDelayed(Date.now() + USER_BUSY_DELAY_MS * (1 + Math.random()), token);
+      // A whole number of ms: BullMQ packs the delay into a sorted-set score, where a fraction loses the job.
+      await message.moveToDelayed(Date.now() + Math.round(USER_BUSY_DELAY_MS * (1 + Math.random())), token);
       throw new DelayedError();
     }
   };
