@@ -31,28 +31,3 @@ export async function queueBinsOf(
   return added;
 }
 
-/**
- * Jobs one user may have preparing at once in one preparer process. One: a preparer's slots
- * (PREPARER_CONCURRENCY) then always leave room for other users, however many slow jobs one
- * user sends (docs/guarantees.md#preparing-fairly-and-bounded).
- */
-export const PREPARING_PER_USER = 1;
-
-/** Counts the jobs each user has preparing in this process. */
-export class PreparingSlots {
-  private readonly held = new Map<string, number>();
-
-  /** Takes a slot for `userId`; false when the user has PREPARING_PER_USER already. */
-  take(userId: string): boolean {
-    const count = this.held.get(userId) ?? 0;
-    if (count >= PREPARING_PER_USER) return false;
-    this.held.set(userId, count + 1);
-    return true;
-  }
-
-  release(userId: string): void {
-    const count = (this.held.get(userId) ?? 1) - 1;
-    if (count > 0) this.held.set(userId, count);
-    else this.held.delete(userId);
-  }
-}

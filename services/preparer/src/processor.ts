@@ -1,6 +1,6 @@
-import { DelayedError, type Processor } from 'bullmq';
+import type { Processor } from 'bullmq';
 import { dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
-import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, PreparingSlots, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
+import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
@@ -9,8 +9,6 @@ import { deflateBound, packBins, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
-/** A job whose user has a job preparing here already waits this long (up to twice) without holding a slot. */
-const USER_BUSY_DELAY_MS = 1_000;
 const PREPARE_TIMEOUT_ERROR = 'preparing took too long';
 
 type ProbedFile = ProbedFileRecord & { url: string };
@@ -23,14 +21,8 @@ interface Bin {
 type Layout = { ok: true; bins: Bin[] } | { ok: false; error: string; position?: number };
 
 export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues): Processor<PreparePayload> {
-  const slots = new PreparingSlots();
-  return async (message, token) => {
-    if ((await prepareJob(ctx, queues, message.data, slots)) === 'user-busy') {
-      // Not a failure: the message waits without holding a preparer slot (BullMQ's documented way).
-      // A whole number of ms: BullMQ packs the delay into a sorted-set score, where a fraction loses the job.
-      await message.moveToDelayed(Date.now() + Math.round(USER_BUSY_DELAY_MS * (1 + Math.random())), token);
-      throw new DelayedError();
-    }
+  return async (message) => {
+    await prepareJob(ctx, queues, message.data);
   };
 }
 
@@ -39,22 +31,15 @@ export function createPreparerProcessor(ctx: ServiceContext, queues: WorkQueues)
  * lay out the bins with exact ZIP sizes, persist them and hand stored bins to the packers.
  * Runs again safely: every write is guarded by the job still preparing at this attempt.
  */
-export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload, slots = new PreparingSlots()): Promise<'user-busy' | void> {
+export async function prepareJob(ctx: ServiceContext, queues: WorkQueues, payload: PreparePayload): Promise<void> {
   const job = await jobById(ctx.db, payload.jobId);
   if (!job || job.attempt !== payload.attempt || job.status !== 'preparing') return;
-  // One job per user at a time in this process, so one user's slow jobs leave the other slots
-  // to other users (docs/guarantees.md#preparing-fairly-and-bounded).
-  if (!slots.take(job.userId)) return 'user-busy';
-  try {
-    await prepareTakenJob(ctx, queues, job);
-  } finally {
-    slots.release(job.userId);
-  }
+  await prepareTakenJob(ctx, queues, job);
 }
 
 async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: JobRow): Promise<void> {
   const { db, fetcher, log } = ctx;
-  // The clock starts when a preparer takes the job: waiting for one is bounded by the fairness above.
+  // The clock starts when a preparer takes the job.
   const deadline = AbortSignal.timeout(ctx.config.PREPARE_TIMEOUT_MS);
   const split = job.maxZipSizeBytes !== null;
 
