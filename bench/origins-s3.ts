@@ -4,9 +4,6 @@
 // the SDK and writes them, in order, into the same kind of multipart upload to the service's
 // store. Prints both and their ratio (goal >= 0.9).
 //   pnpm bench:origins   (runs it after the HTTP cases; OBJECTS=200 OBJECT_MIB=1 to change)
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createUserWithKey } from '@ap/accounts';
@@ -16,7 +13,7 @@ import { storageConfig } from '@ap/service-kit';
 import { freeChunk } from '@ap/fetch';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { EMBEDDED_S3_CREDENTIALS } from '../scripts/embedded';
-import { firstLine, ms, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
+import { ms, startApiAndServices, startBenchEnv, startCustomerS3 } from './lib/env';
 
 const MiB = 1024 * 1024;
 const OBJECTS = Number(process.env.OBJECTS ?? 200);
@@ -27,9 +24,7 @@ const bench = await startBenchEnv();
 const config = loadConfig();
 const db = createDb(config.DATABASE_URL);
 const store = createObjectStore(storageConfig(config));
-const dataRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-const customerChild = spawnTs('bench/lib/s3-server.ts', [path.join(dataRoot, `ap-bench-customer-${process.pid}`), BUCKET]);
-const { endpoint } = await firstLine<{ endpoint: string }>(customerChild);
+const { child: customerChild, endpoint } = await startCustomerS3('customer', BUCKET);
 const customer = new S3Client({
   endpoint,
   region: 'us-east-1',

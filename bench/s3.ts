@@ -5,9 +5,6 @@
 // (the packer reads each object once for its CRC-32). Prints time and the bytes the packer
 // uploaded, copied inside S3 and read, and their ratios to the ZIP (goal: uploaded <= 2%).
 //   pnpm bench:s3   (OBJECTS=8 OBJECT_MIB=32 for a quick run)
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createUserWithKey } from '@ap/accounts';
@@ -16,7 +13,7 @@ import { createDb } from '@ap/db';
 import { crc32 } from '@ap/zip';
 import { EMBEDDED_S3_CREDENTIALS } from '../scripts/embedded';
 import { crc32Base64 } from '../scripts/s3-checksums';
-import { firstLine, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
+import { startApiAndServices, startBenchEnv, startCustomerS3 } from './lib/env';
 
 const MiB = 1024 * 1024;
 const OBJECTS = Number(process.env.OBJECTS ?? 64);
@@ -26,9 +23,7 @@ const BUCKET = 'customer';
 const bench = await startBenchEnv();
 const config = loadConfig();
 const db = createDb(config.DATABASE_URL);
-const dataRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-const customerChild = spawnTs('bench/lib/s3-server.ts', [path.join(dataRoot, `ap-bench-s3copy-${process.pid}`), BUCKET, '--traffic']);
-const { endpoint } = await firstLine<{ endpoint: string }>(customerChild);
+const { child: customerChild, endpoint } = await startCustomerS3('s3copy', BUCKET, ['--traffic']);
 const traffic = { uploaded: 0, copied: 0, read: 0 };
 createInterface({ input: customerChild.stdout! }).on('line', (line) => {
   const t = JSON.parse(line) as Partial<typeof traffic>;

@@ -213,3 +213,14 @@ export function drain(url: string, headers: Record<string, string> = {}): Promis
       .on('error', reject);
   });
 }
+
+/**
+ * A second S3 stand-in playing a customer's account (bench/lib/s3-server.ts), its data in memory
+ * where /dev/shm exists; `args` pass on (e.g. --traffic).
+ */
+export async function startCustomerS3(tag: string, bucket: string, args: string[] = []): Promise<{ child: ChildProcess; endpoint: string }> {
+  const dataRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const child = spawnTs('bench/lib/s3-server.ts', [path.join(dataRoot, `ap-bench-${tag}-${process.pid}`), bucket, ...args]);
+  const { endpoint } = await firstLine<{ endpoint: string }>(child);
+  return { child, endpoint };
+}
