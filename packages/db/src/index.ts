@@ -5,5 +5,6 @@ export * from './jobs';
 export * from './job-files';
 export * from './zips';
 export * from './zip-parts';
+export * from './zip-segments';
 export * from './sources';
 export * from './api-keys';

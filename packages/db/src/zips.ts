@@ -4,6 +4,7 @@
 import type { Db, DbTx } from './client';
 import type { Zip } from './generated/client';
 import { deleteBinParts } from './zip-parts';
+import { deleteBinSegments } from './zip-segments';
 
 /** A bin as `zips` holds it. */
 export type BinRow = Zip;
@@ -112,23 +113,50 @@ export async function cancelOpenBins(tx: DbTx, jobId: string, error: string): Pr
 
 // ---- Fair share (docs/fair-share.md): bins admitted against their user's running-bins cap ----
 
-/** Bins that count against a user's cap: admitted, not ended, under their job's current attempt. */
-const ADMITTED_UNFINISHED = `
-  z.admitted_at IS NOT NULL AND z.status IN ('pending', 'processing') AND z.attempt = j.attempt
-  AND j.mode = 'stored' AND j.status IN ('pending', 'processing')`;
+/**
+ * What counts against a user's cap (docs/fair-share.md): admitted, unfinished units under their
+ * job's current attempt. A unit is a bin packed whole, or one segment of a segmented bin, or a
+ * segmented bin whose segments are all in (its finishing step). One row per unit: its bin, its
+ * segment (null: the bin itself), whether it runs, and its order.
+ */
+const ADMITTED_UNITS = `
+  SELECT z.id AS zip_id, z.job_id, z.attempt, NULL::int AS segment, z.status = 'processing' AS running, z.admitted_at, j.created_at, z.sequence
+    FROM zips z JOIN jobs j ON j.id = z.job_id
+   WHERE j.user_id = $1::uuid AND z.admitted_at IS NOT NULL AND z.status IN ('pending', 'processing') AND z.attempt = j.attempt
+     AND j.mode = 'stored' AND j.status IN ('pending', 'processing')
+     AND (z.segment_bytes IS NULL OR NOT EXISTS (SELECT 1 FROM zip_segments s WHERE s.zip_id = z.id AND s.attempt = z.attempt AND s.status <> 'completed'))
+  UNION ALL
+  SELECT z.id, z.job_id, z.attempt, s.index, s.status = 'processing', s.admitted_at, j.created_at, z.sequence
+    FROM zip_segments s JOIN zips z ON z.id = s.zip_id AND z.attempt = s.attempt JOIN jobs j ON j.id = z.job_id
+   WHERE j.user_id = $1::uuid AND s.admitted_at IS NOT NULL AND s.status IN ('pending', 'processing') AND z.status = 'processing'
+     AND z.segment_bytes IS NOT NULL AND z.attempt = j.attempt AND j.mode = 'stored' AND j.status IN ('pending', 'processing')`;
 
-/** An admitted bin and its rank among its user's admitted bins (1 = the user's next). */
+/** Units waiting for admission, oldest job first: bins not yet started, segments of segmented bins. */
+const WAITING_UNITS = `
+  SELECT z.id AS zip_id, NULL::int AS segment, j.created_at, j.id AS job_id, z.sequence
+    FROM zips z JOIN jobs j ON j.id = z.job_id
+   WHERE j.user_id = $1::uuid AND z.admitted_at IS NULL AND z.status = 'pending' AND z.attempt = j.attempt
+     AND j.mode = 'stored' AND j.status IN ('pending', 'processing')
+  UNION ALL
+  SELECT s.zip_id, s.index, j.created_at, j.id, z.sequence
+    FROM zip_segments s JOIN zips z ON z.id = s.zip_id AND z.attempt = s.attempt JOIN jobs j ON j.id = z.job_id
+   WHERE j.user_id = $1::uuid AND s.admitted_at IS NULL AND s.status = 'pending' AND z.status = 'processing'
+     AND z.segment_bytes IS NOT NULL AND z.attempt = j.attempt AND j.mode = 'stored' AND j.status IN ('pending', 'processing')`;
+
+/** An admitted unit (a bin, or one segment of it) and its rank among its user's admitted units (1 = the user's next). */
 export interface AdmittedBin {
   zipId: string;
   jobId: string;
   attempt: number;
+  /** The segment, for a segmented bin's segment; null for a bin (packed whole, or finished after its segments). */
+  segment: number | null;
   rank: number;
 }
 
 /**
- * Admits the user's oldest waiting bins while the user has fewer than `capOf(plan)` admitted
+ * Admits the user's oldest waiting units while the user has fewer than `capOf(plan)` admitted
  * and unfinished (one admission at a time per user: a transaction-scoped advisory lock), and
- * returns every admitted, unfinished bin with its rank (running bins first, then by admission).
+ * returns every admitted, unfinished unit with its rank (running ones first, then by admission).
  */
 export async function admitBins(db: Db, userId: string, capOf: (plan: string) => number): Promise<AdmittedBin[]> {
   return db.$transaction(async (tx) => {
@@ -136,24 +164,25 @@ export async function admitBins(db: Db, userId: string, capOf: (plan: string) =>
     const [user] = await tx.$queryRaw<{ plan: string }[]>`SELECT plan::text AS plan FROM users WHERE id = ${userId}::uuid`;
     if (!user) return [];
     await tx.$executeRawUnsafe(
-      `UPDATE zips SET admitted_at = now()
-        WHERE id IN (
-          SELECT z.id FROM zips z JOIN jobs j ON j.id = z.job_id
-           WHERE j.user_id = $1::uuid AND z.admitted_at IS NULL AND z.status = 'pending' AND z.attempt = j.attempt
-             AND j.mode = 'stored' AND j.status IN ('pending', 'processing')
-           ORDER BY j.created_at, j.id, z.sequence
-           LIMIT GREATEST(0, $2::int - (SELECT count(*) FROM zips z JOIN jobs j ON j.id = z.job_id WHERE j.user_id = $1::uuid AND ${ADMITTED_UNFINISHED})))`,
+      `WITH admitted AS (
+         SELECT zip_id, segment FROM (${WAITING_UNITS}) w
+          ORDER BY created_at, job_id, sequence, segment NULLS FIRST
+          LIMIT GREATEST(0, $2::int - (SELECT count(*) FROM (${ADMITTED_UNITS}) a))
+       ), bins AS (
+         UPDATE zips SET admitted_at = now() WHERE id IN (SELECT zip_id FROM admitted WHERE segment IS NULL)
+       )
+       UPDATE zip_segments s SET admitted_at = now() FROM admitted a
+        WHERE a.segment IS NOT NULL AND s.zip_id = a.zip_id AND s.index = a.segment`,
       userId,
       capOf(user.plan),
     );
-    const rows = await tx.$queryRawUnsafe<{ id: string; job_id: string; attempt: number; rank: bigint }[]>(
-      `SELECT z.id, z.job_id, z.attempt,
-              row_number() OVER (ORDER BY z.status = 'processing' DESC, z.admitted_at, j.created_at, z.sequence) AS rank
-         FROM zips z JOIN jobs j ON j.id = z.job_id
-        WHERE j.user_id = $1::uuid AND ${ADMITTED_UNFINISHED}`,
+    const rows = await tx.$queryRawUnsafe<{ zip_id: string; job_id: string; attempt: number; segment: number | null; rank: bigint }[]>(
+      `SELECT zip_id, job_id, attempt, segment,
+              row_number() OVER (ORDER BY running DESC, admitted_at, created_at, sequence, segment NULLS FIRST) AS rank
+         FROM (${ADMITTED_UNITS}) a`,
       userId,
     );
-    return rows.map((r) => ({ zipId: r.id, jobId: r.job_id, attempt: r.attempt, rank: Number(r.rank) }));
+    return rows.map((r) => ({ zipId: r.zip_id, jobId: r.job_id, attempt: r.attempt, segment: r.segment, rank: Number(r.rank) }));
   });
 }
 
@@ -202,7 +231,10 @@ export async function markBinCompleted(
       leaseExpiresAt: null,
     },
   });
-  if (count > 0) await deleteBinParts(tx, bin.zipId);
+  if (count > 0) {
+    await deleteBinParts(tx, bin.zipId);
+    await deleteBinSegments(tx, bin.zipId);
+  }
   return count > 0;
 }
 

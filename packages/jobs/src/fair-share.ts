@@ -1,5 +1,5 @@
-// Fair share of packers (docs/fair-share.md). A user's bins are admitted to the pack queue only
-// up to the user's plan cap (PLAN_CONCURRENT_BINS): a bin over the cap waits in Postgres, not in
+// Fair share of packers (docs/fair-share.md). A user's bins (or a segmented bin's segments, each
+// counted as a bin) are admitted to the pack queue only up to the user's plan cap (PLAN_CONCURRENT_BINS): a bin over the cap waits in Postgres, not in
 // a packer. Each admitted bin is queued with its rank among its user's admitted bins as its
 // BullMQ priority, so the queue serves every user's first bin, then every user's second, ...
 // Admission is in Postgres, so a Redis loss loses no admission: upkeep queues the admitted bins
@@ -26,7 +26,8 @@ export async function queueBinsOf(
   let added = 0;
   for (const bin of await admitBins(db, userId, (plan) => caps[plan] ?? defaults[plan] ?? 1)) {
     if (onlyJobs && !onlyJobs.includes(bin.jobId)) continue;
-    if (await enqueue.pack(queues, { jobId: bin.jobId, zipId: bin.zipId, attempt: bin.attempt }, bin.rank)) added++;
+    const payload = { jobId: bin.jobId, zipId: bin.zipId, attempt: bin.attempt, ...(bin.segment === null ? {} : { segment: bin.segment }) };
+    if (await enqueue.pack(queues, payload, bin.rank)) added++;
   }
   return added;
 }

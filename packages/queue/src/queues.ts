@@ -25,6 +25,8 @@ export interface PackPayload {
   jobId: string;
   zipId: string;
   attempt: number;
+  /** One segment of a segmented bin (docs/segments.md); absent: the bin itself. */
+  segment?: number;
 }
 
 /** An upkeep pass does everything upkeep does; the message only says when. */
@@ -54,7 +56,7 @@ export function createRedis(url: string): Redis {
  */
 export const jobIds = {
   prepare: (p: PreparePayload) => `prepare:${p.jobId}:${p.attempt}`,
-  pack: (p: PackPayload) => `pack:${p.zipId}:${p.attempt}`,
+  pack: (p: PackPayload) => `pack:${p.zipId}:${p.attempt}${p.segment === undefined ? '' : `:s${p.segment}`}`,
   webhook: (p: WebhookDeliveryPayload) => `webhook:${p.deliveryId}:${p.attempt}`,
 };
 
