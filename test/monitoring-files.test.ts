@@ -21,6 +21,7 @@ const DECIDED_METRICS: Record<string, { labels: string[]; histogram?: true }> = 
   archive_fetch_errors_total: { labels: ['reason'] },
   archive_webhook_deliveries_total: { labels: ['result'] },
   archive_bytes_copied_server_side_total: { labels: [] },
+  archive_segments_total: { labels: ['result'] },
   // prom-client's default metrics (collectDefaults), which every service exports too.
   process_cpu_seconds_total: { labels: [] },
   process_resident_memory_bytes: { labels: [] },

@@ -92,4 +92,27 @@ describe('progress of a stored job', () => {
       await db.end();
     }
   }, 60_000);
+
+  it('a single-ZIP job shows expected_size (its probed sizes) and 0 < progress < 1 while its bin packs', async () => {
+    const user = await createUser(stack.ctx, { plan: 'pro' });
+    const files = [{ url: `${originUrl}/c.bin` }, { url: `${originUrl}/d.bin` }];
+    const created = await call(stack.url, 'POST', '/jobs', { key: user.apiKey, body: { files } });
+    expect(created.status).toBe(201);
+    const jobId = created.body.job_id as string;
+    const seen: { status: string; progress: number | null; expected: number | null }[] = [];
+    const started = Date.now();
+    let job: any;
+    for (;;) {
+      job = (await call(stack.url, 'GET', `/jobs/${jobId}`, { key: user.apiKey })).body.job;
+      const zip = job.zips[0];
+      if (zip) seen.push({ status: job.status, progress: job.progress, expected: zip.expected_size });
+      if (job.status === 'completed' || job.status === 'failed' || Date.now() - started > 30_000) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(job.status).toBe('completed');
+    const midway = seen.filter((s) => s.status === 'processing' && s.expected !== null && s.progress !== null && s.progress > 0 && s.progress < 1);
+    expect(midway.length).toBeGreaterThan(0);
+    expect(midway.every((s) => s.expected === job.zips[0].size)).toBe(true);
+    expect(job.zips[0].expected_size).toBe(job.zips[0].size);
+  }, 60_000);
 });

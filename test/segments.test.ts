@@ -59,7 +59,7 @@ async function segmentedBin(prefix: string, segmentBytes: number): Promise<{ bin
   const plan = planPackSegments(layout, PART, segmentBytes)!;
   const key = `segments/${prefix}.zip`;
   const uploadId = await startNumberedUpload(stack.ctx.store, key);
-  return { bin: { jobId: 'no-job', key, uploadId, layout, files, plan }, bodies };
+  return { bin: { jobId: 'no-job', zipId: 'no-zip', key, uploadId, layout, files, plan }, bodies };
 }
 
 const read = async (key: string) => {
@@ -78,7 +78,7 @@ describe('a bin packed in segments', () => {
     expect(bin.plan.segments.length).toBeGreaterThanOrEqual(4);
     const signal = new AbortController().signal;
     const results = await Promise.all(bin.plan.segments.map((s) => packSegment(stack.ctx, bin, s.index, tuning, { signal })));
-    const object = await finishSegments(stack.ctx, bin, results, tuning, { signal });
+    const object = await finishSegments(stack.ctx, bin, { parts: results.flatMap((r) => r.parts), crcs: results.flatMap((r) => r.crcs) }, tuning, { signal });
     const segmented = await read(bin.key);
     const single = await onePackerZip(bin.files as BinFile[]);
     expect(object.size).toBe(bin.layout.totalSize);
@@ -96,7 +96,8 @@ describe('a bin packed in segments', () => {
     const again = await packSegment(stack.ctx, bin, first.index, tuning, { signal, stored: first.parts, onPart: async (p) => void sent.push(p.partNumber) });
     expect(sent).toEqual([]);
     expect(again).toEqual(first);
-    await finishSegments(stack.ctx, bin, results.map((r) => (r.index === first.index ? again : r)), tuning, { signal });
+    const redone = results.map((r) => (r.index === first.index ? again : r));
+    await finishSegments(stack.ctx, bin, { parts: redone.flatMap((r) => r.parts), crcs: redone.flatMap((r) => r.crcs) }, tuning, { signal });
     expect((await read(bin.key)).equals(await onePackerZip(bin.files as BinFile[]))).toBe(true);
   });
 });

@@ -5,3 +5,4 @@ export { bodyBudgetBesideParts, packBinIntoStore, type BinToPack, type PackDeps,
 export { dropRecordedUpload, type BinFile } from './resume';
 export { combinedCrcs, finishSegments, packSegment, segmentPlanOf, type PartialCrc, type SegmentedBin, type SegmentResult } from './segments';
 export { assembleInStore, type ServerCopyBin, type ServerCopySettings } from './server-copy';
+export { finishSegmentedBin, plannedSizeOf, probedFiles, recordedParts, segmentedUpload, segmentedUploadLayout, segmentsOf, type FleetBin } from './segmented-bin';

@@ -272,8 +272,8 @@ export async function resumeUpload(
  * their responses), then the files not reached yet, probed and named as the preparer would.
  * `recordedEnd` is where the recorded entries end: stored parts past it cannot be trusted.
  */
-async function layOutAsWritten(
-  deps: ResumeDeps,
+export async function layOutAsWritten(
+  deps: Pick<ResumeDeps, 'fetcher'>,
   probeConcurrency: number,
   files: readonly BinFile[],
   mtime: Date,

@@ -26,6 +26,7 @@ export interface SegmentResult {
 /** A segmented bin: its layout (every name and size known), its files in order, its upload. */
 export interface SegmentedBin {
   jobId: string;
+  zipId: string;
   key: string;
   uploadId: string;
   layout: ZipLayout;
@@ -113,21 +114,21 @@ export async function packSegment(
 }
 
 /**
- * Completes a segmented bin once every segment is in: each entry's CRC-32 combined from its
- * segments' partial ones, the finishing parts written (their body bytes fetched again by
+ * Completes a segmented bin once every segment is in (`segments`: their parts, but the finishing
+ * ones, and their partial CRCs): each entry's CRC-32 combined from its segments' partial ones, the finishing parts written (their body bytes fetched again by
  * range: at most a part's worth per part), then the upload completed with every part.
  */
 export async function finishSegments(
   deps: Pick<PackDeps, 'store' | 'fetcher'>,
   bin: SegmentedBin,
-  results: readonly SegmentResult[],
+  segments: { parts: readonly UploadedPart[]; crcs: readonly PartialCrc[] },
   tuning: Pick<PackTuning, 'fetchConcurrency' | 'fetchBudgetBytes'>,
   { signal, progress, crcStore }: { signal: AbortSignal; progress?: ProgressReport; crcStore?: CrcStore },
 ): Promise<ObjectInfo> {
   const { layout, plan } = bin;
-  const crcs = combinedCrcs(layout, results.flatMap((r) => r.crcs));
+  const crcs = combinedCrcs(layout, segments.crcs);
   for (const [entry, crc] of crcs) crcStore?.crc(bin.jobId, bin.files[entry]!.position, crc);
-  const parts = results.flatMap((r) => r.parts);
+  const parts = [...segments.parts];
   const { inputs } = layoutInputsOf(bin.files);
   for (const run of contiguousRuns(plan.finishingParts)) {
     const start = (run[0]! - 1) * plan.partSize;

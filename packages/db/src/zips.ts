@@ -274,6 +274,11 @@ export async function releaseBinLease(db: DbTx, zipId: string, owner: string): P
   await db.zip.updateMany({ where: { id: zipId, leaseOwner: owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
 }
 
+/** A single-ZIP bin's predicted size, once its files are probed (its progress). */
+export async function recordPlannedSize(db: DbTx, bin: { zipId: string; attempt: number }, plannedSize: number): Promise<void> {
+  await db.zip.updateMany({ where: { id: bin.zipId, attempt: bin.attempt, status: 'processing' }, data: { plannedSize: BigInt(plannedSize) } });
+}
+
 /** The multipart upload a bin is written to, and what its bytes follow (null: not resumable). */
 export async function recordBinUpload(db: DbTx, zipId: string, uploadId: string, uploadLayout: string | null): Promise<void> {
   await db.zip.update({ where: { id: zipId }, data: { uploadId, uploadLayout } });

@@ -64,6 +64,13 @@ export const bytesCopiedServerSideTotal = new Counter({
   registers: [metricsRegistry],
 });
 
+export const segmentsTotal = new Counter({
+  name: 'archive_segments_total',
+  help: 'Segments of big bins packed by a packer (docs/segments.md), by result (completed, failed)',
+  labelNames: ['result'] as const,
+  registers: [metricsRegistry],
+});
+
 export const streamBytesSentTotal = new Counter({
   name: 'archive_stream_bytes_sent_total',
   help: 'Bytes of stream-mode archives sent to clients by the API',

@@ -1,4 +1,4 @@
-// One packer at a time per bin. Queue delivery is at-least-once (a stalled worker's job is
+// One packer at a time per bin (and per segment of a segmented bin, docs/segments.md). Queue delivery is at-least-once (a stalled worker's job is
 // handed to another, the reconciler re-adds work that looks lost), so a bin can reach two
 // packers. A lease in Postgres, renewed by the holder's heartbeat, makes the second one wait
 // instead of fetching and uploading the same bytes again beside the first: two writers of one
@@ -6,7 +6,18 @@
 // workers' clocks do not matter.
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
-import { type Db, binLeaseRemainingMs, releaseBinLease, renewBinLease, takeBinLease } from '@ap/db';
+import {
+  type Db,
+  type SegmentRef,
+  binLeaseRemainingMs,
+  releaseBinLease,
+  releaseSegmentLease,
+  renewBinLease,
+  renewSegmentLease,
+  segmentLeaseRemainingMs,
+  takeBinLease,
+  takeSegmentLease,
+} from '@ap/db';
 
 /** Another packer holds the bin's lease: this delivery should come back after `retryInMs`. */
 export class BinBusy extends Error {
@@ -27,38 +38,69 @@ export function renewEvery(leaseMs: number): number {
   return Math.max(200, Math.min(15_000, Math.floor(leaseMs / 3)));
 }
 
-export class BinLease {
+/** What a lease is taken on: a bin, or one segment of a segmented bin (the same rules). */
+interface LeaseRecord {
+  take(owner: string, leaseMs: number): Promise<boolean>;
+  remainingMs(): Promise<number | null>;
+  renew(owner: string, leaseMs: number): Promise<boolean>;
+  release(owner: string): Promise<void>;
+}
+
+export class Lease {
   readonly owner = randomUUID();
 
   constructor(
-    private readonly db: Db,
-    private readonly bin: { zipId: string; attempt: number },
+    private readonly record: LeaseRecord,
     private readonly leaseMs: number,
   ) {}
 
   /**
-   * Takes the bin (pending, or processing under a lease that ran out) and marks it processing.
-   * False when the bin is not to be packed under this attempt (finished, failed, superseded);
+   * Takes it (pending, or processing under a lease that ran out) and marks it processing.
+   * False when it is not to be packed under this attempt (finished, failed, superseded);
    * BinBusy while another packer's lease runs.
    */
   async acquire(): Promise<boolean> {
-    if (await takeBinLease(this.db, this.bin, this.owner, this.leaseMs)) return true;
-    const remainingMs = await binLeaseRemainingMs(this.db, this.bin);
+    if (await this.record.take(this.owner, this.leaseMs)) return true;
+    const remainingMs = await this.record.remainingMs();
     if (remainingMs === null) return false;
     // A little past the lease's end, so a holder that died is surely out of time.
     throw new BinBusy(Math.ceil(remainingMs) + 250);
   }
 
-  /** Extends the lease; false when the bin is no longer this packer's. */
+  /** Extends the lease; false when it is no longer this packer's. */
   async renew(): Promise<boolean> {
-    return renewBinLease(this.db, this.bin, this.owner, this.leaseMs);
+    return this.record.renew(this.owner, this.leaseMs);
   }
 
-  /** Lets the next delivery take the bin at once (after a failure it will retry). */
+  /** Lets the next delivery take it at once (after a failure it will retry). */
   async release(): Promise<void> {
-    await releaseBinLease(this.db, this.bin.zipId, this.owner);
+    await this.record.release(this.owner);
   }
 }
+
+/** The lease on a bin packed whole (or finished after its segments). */
+export const binLease = (db: Db, bin: { zipId: string; attempt: number }, leaseMs: number) =>
+  new Lease(
+    {
+      take: (owner, ms) => takeBinLease(db, bin, owner, ms),
+      remainingMs: () => binLeaseRemainingMs(db, bin),
+      renew: (owner, ms) => renewBinLease(db, bin, owner, ms),
+      release: (owner) => releaseBinLease(db, bin.zipId, owner),
+    },
+    leaseMs,
+  );
+
+/** The lease on one segment of a segmented bin; renewing it fails once its bin has ended (fail-fast). */
+export const segmentLease = (db: Db, segment: SegmentRef, leaseMs: number) =>
+  new Lease(
+    {
+      take: (owner, ms) => takeSegmentLease(db, segment, owner, ms),
+      remainingMs: () => segmentLeaseRemainingMs(db, segment),
+      renew: (owner, ms) => renewSegmentLease(db, segment, owner, ms),
+      release: (owner) => releaseSegmentLease(db, segment, owner),
+    },
+    leaseMs,
+  );
 
 /** A busy bin's queue message goes back to the queue until the lease can have run out. */
 export async function deferWhileBusy(message: Job, token: string | undefined, busy: BinBusy): Promise<never> {

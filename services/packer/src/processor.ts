@@ -2,30 +2,22 @@ import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
 import { PLANS } from '@ap/contract';
 import {
-  BinProgress,
   binFilesWithAccess,
+  binProgress,
   CANCELLED_BY_FAIL_FAST,
   deflateLevelOf,
   DESTINATION_ACCESS_DENIED,
-  destinationKey,
-  destinationStore,
   isAccessRefusal,
-  objectKeyFor,
-  queueBinsOf,
   settleJob,
   zipEncryptionOf,
 } from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
-import type { PackPayload, WorkQueues } from '@ap/queue';
+import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
-import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type PackTuning } from '@ap/archive';
-import { BinBusy, BinLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
-
-/**
- * Where a finished job's webhook deliveries are queued, and where the user's next bin goes once
- * this one ends (without them, upkeep does both).
- */
-type EventQueues = Pick<WorkQueues, 'webhook' | 'pack' | 'planConcurrentBins'>;
+import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type ProgressReport } from '@ap/archive';
+import { BinBusy, binLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
+import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
+import { handToFleet, packBinSegment } from './fleet';
 
 export interface PackerOptions {
   /**
@@ -44,7 +36,8 @@ export function createPackerProcessor(ctx: ServiceContext, options: PackerOption
     const attempts = message.opts.attempts ?? 1;
     try {
       if (stopping?.aborted) throw stopping.reason;
-      await packBin(ctx, message.data, { stopping, queues });
+      if (message.data.segment !== undefined) await packBinSegment(ctx, { ...message.data, segment: message.data.segment }, { stopping, queues });
+      else await packBin(ctx, message.data, { stopping, queues });
     } catch (err) {
       if (err instanceof BinBusy) return deferWhileBusy(message, token, err);
       if (stopping?.aborted) {
@@ -82,18 +75,6 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, 
   }
 }
 
-/** A bin ended: the user's cap has room for their next one (and fail-fast may have freed more). */
-async function queueNextBins(ctx: ServiceContext, jobId: string, queues: EventQueues | undefined): Promise<void> {
-  if (!queues) return;
-  try {
-    const job = await ctx.db.job.findUnique({ where: { id: jobId }, select: { userId: true } });
-    if (job) await queueBinsOf(ctx.db, queues, job.userId);
-  } catch (err) {
-    // Upkeep admits it within one interval.
-    ctx.log.warn({ jobId, err }, 'could not queue the next bins of the user');
-  }
-}
-
 /**
  * A failed bin's parts leave the bucket's upload area now, unless a retry from checkpoint would
  * resume them (a resumable record, and a failure a retry can get past); those go when the job
@@ -117,24 +98,12 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
   await abortUpload(ctx, payload, zip, zip.uploadId);
 }
 
-type BinWithJob = NonNullable<Awaited<ReturnType<typeof binWithJob>>>;
-
-/**
- * Where a bin's ZIP is written: our bucket under its object key, or the job's destination bucket
- * under its name there (docs/private-sources.md#destination-buckets), with the source's credentials.
- */
 /** Inside S3 where the destination's source reaches every object (docs/private-sources.md#server-side-assembly), else through the packer. */
-async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: BinProgress }) {
+async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: ProgressReport }) {
   const settings = { minBytes: ctx.config.SERVER_COPY_MIN_BYTES, concurrency: ctx.config.FETCH_CONCURRENCY };
   const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
   const assembled = await assembleInStore({ store: target.store, log: ctx.log }, copy, settings, { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n) });
   return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
-}
-
-async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<{ store: ServiceContext['store']; key: string; destination: boolean }> {
-  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job);
-  if (destination) return { store: destination, key: destinationKey(zip.job, zip.filename), destination: true };
-  return { store: ctx.store, key: objectKeyFor(zip.jobId, zip.id), destination: false };
 }
 
 async function abortUpload(ctx: ServiceContext, payload: PackPayload, zip: BinWithJob, uploadId: string): Promise<void> {
@@ -168,7 +137,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
 
   const target = await binTarget(ctx, zip);
 
-  const lease = new BinLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
+  const lease = binLease(db, { zipId: zip.id, attempt: payload.attempt }, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
   const started = process.hrtime.bigint();
   await settleJob(db, job.id, { queues });
@@ -177,6 +146,14 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   const files: BinFile[] = await binFilesWithAccess(db, ctx.secrets, job.id, zip.id);
   const split = job.maxZipSizeBytes !== null;
   const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
+
+  // A big bin goes to the fleet in segments; this delivery then has nothing more to do.
+  try {
+    if (await handToFleet(ctx, zip, files, archiveLimit, lease, { stopping, queues })) return;
+  } catch (err) {
+    await lease.release().catch(() => undefined);
+    throw err;
+  }
 
   const abort = new AbortController();
   // Renewing the lease is also how a cancelled (fail-fast) or superseded (retry) bin is noticed.
@@ -192,7 +169,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
 
   const { key } = target;
   // The ZIP's bytes written so far (bytes_done), recorded about once a second.
-  const progress = new BinProgress(db, { zipId: zip.id, attempt: payload.attempt });
+  const progress = binProgress(db, { zipId: zip.id, attempt: payload.attempt });
   try {
     const bin: BinToPack = {
       zipId: zip.id,
@@ -201,7 +178,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       mtime: job.createdAt,
       failOnUrlError: job.failOnUrlError,
       split,
-      plannedSize: zip.plannedSize !== null ? Number(zip.plannedSize) : null,
+      // A single-ZIP bin's parts are sized by the plan's limit on every attempt, so a resume's plan matches.
+      plannedSize: split && zip.plannedSize !== null ? Number(zip.plannedSize) : null,
       archiveLimit,
       files,
       encryption: zipEncryptionOf(job, zip.sequence, ctx.secrets.open),
@@ -235,9 +213,4 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     clearInterval(heartbeat);
     stopping?.removeEventListener('abort', handBack);
   }
-}
-
-/** The packer's settings as the engine reads them. */
-function packTuning(config: ServiceContext['config']): PackTuning {
-  return { fetchConcurrency: config.FETCH_CONCURRENCY, fetchBudgetBytes: config.FETCH_BUDGET_BYTES, probeConcurrency: config.PROBE_CONCURRENCY };
 }

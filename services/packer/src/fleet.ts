@@ -1,0 +1,245 @@
+// A big bin packed by the fleet (docs/segments.md#the-fleet): the packer that takes the bin cuts
+// it into segments and hands them out through fair share; each segment is a pack message of its
+// own, under its own lease; the packer whose segment completes last finishes the bin. Postgres
+// holds every step, so a packer killed anywhere, or a Redis that lost its queues, loses nothing.
+import { findFetchError } from '@ap/fetch';
+import {
+  binSegments,
+  binWithJob,
+  completeSegment,
+  deleteBinParts,
+  markBinCompleted,
+  recordBinPart,
+  recordEntries,
+  recordFileErrors,
+  recordPlannedSize,
+  segmentBin,
+  unsegmentBin,
+  type SegmentRow,
+} from '@ap/db';
+import { binFilesWithAccess, segmentProgress, settleJob } from '@ap/jobs';
+import type { PackPayload } from '@ap/queue';
+import { metrics, type ServiceContext } from '@ap/service-kit';
+import {
+  finishSegmentedBin,
+  packSegment,
+  plannedSizeOf,
+  probedFiles,
+  recordedParts,
+  segmentedUpload,
+  segmentedUploadLayout,
+  segmentsOf,
+  UrlFailure,
+  type BinFile,
+  type FleetBin,
+  type PartialCrc,
+  type SegmentedBin,
+} from '@ap/archive';
+import { binLease, LeaseLost, renewEvery, segmentLease, type Lease } from './lease';
+import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
+
+/** A single-ZIP bin of at most this many files per probe slot is probed before packing (a few round trips). */
+const PROBE_ROUNDS = 4;
+
+export interface FleetOptions {
+  stopping?: AbortSignal;
+  queues?: EventQueues;
+}
+
+/** Whether a bin's bytes can be cut: plain stored entries only (docs/segments.md#what-is-segmented). */
+function cuttable(zip: BinWithJob): boolean {
+  const job = zip.job;
+  return job.compression !== 'deflate' && job.encryptionMethod === null;
+}
+
+/**
+ * Called by the packer that holds a bin's lease, before it packs the bin whole. True when the
+ * bin is the fleet's (segmented now or before; the delivery has nothing more to do), false
+ * when this packer packs it whole. A single-ZIP bin is probed first when it has few files, which
+ * also gives it a predicted size (its progress).
+ */
+export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: BinFile[], archiveLimit: number, lease: Lease, { stopping, queues }: FleetOptions): Promise<boolean> {
+  if (!cuttable(zip)) return false;
+  const { db } = ctx;
+  const bin = { zipId: zip.id, attempt: zip.attempt };
+  if (zip.segmentBytes !== null) {
+    const segments = await binSegments(db, bin);
+    if (segments.length > 0 && segments.every((s) => s.status === 'completed')) {
+      await finishBin(ctx, zip, segments, lease, { stopping, queues });
+      return true;
+    }
+    if (segments.length > 0) {
+      // Lost queue messages (a Redis loss): fair share queues the segments again.
+      await lease.release();
+      await queueNextBins(ctx, zip.jobId, queues);
+      return true;
+    }
+  }
+  const target = await binTarget(ctx, zip);
+  if (target.destination && files.some((f) => f.sourceId !== null && f.sourceId === zip.job.destinationSourceId)) return false; // assembled inside S3
+  const split = zip.job.maxZipSizeBytes !== null;
+  const fleetBin: FleetBin = { jobId: zip.jobId, zipId: zip.id, key: target.key, mtime: zip.job.createdAt, files };
+  if (!split) {
+    if (files.length > PROBE_ROUNDS * ctx.config.PROBE_CONCURRENCY) return false;
+    const probed = await probedFiles(ctx, fleetBin, packTuning(ctx.config), stopping ?? new AbortController().signal);
+    if (!probed) return false;
+    fleetBin.files = probed;
+  }
+  const segmentBytes = ctx.config.SEGMENT_BYTES;
+  const planned = segmentsOf(fleetBin, segmentBytes, '');
+  // Packed whole: a single-ZIP bin now shows its predicted size (its progress).
+  if (!split) await recordPlannedSize(db, bin, plannedSizeOf(fleetBin));
+  if (!planned || planned.layout.totalSize > archiveLimit) return false;
+  const layoutId = segmentedUploadLayout(planned.layout, fleetBin.files, segmentBytes);
+  const uploadId = await segmentedUpload(target.store, target.key, { id: zip.uploadId, layout: zip.uploadLayout }, layoutId);
+  await db.$transaction(async (tx) => {
+    if (uploadId !== zip.uploadId) await deleteBinParts(tx, zip.id);
+    if (!split) await recordEntries(tx, zip.jobId, entriesOf(planned));
+    await segmentBin(tx, bin, { uploadId, uploadLayout: layoutId, segmentBytes, plannedSize: planned.layout.totalSize, count: planned.plan.segments.length });
+  });
+  ctx.log.info({ jobId: zip.jobId, zipId: zip.id, segments: planned.plan.segments.length, size: planned.layout.totalSize }, 'bin handed to the fleet in segments');
+  await queueNextBins(ctx, zip.jobId, queues);
+  return true;
+}
+
+/**
+ * Packs one segment of a segmented bin under its own lease, from the parts already recorded
+ * for it; the packer whose segment is the bin's last finishes the bin.
+ */
+export async function packBinSegment(ctx: ServiceContext, payload: PackPayload & { segment: number }, { stopping, queues }: FleetOptions): Promise<void> {
+  const { db } = ctx;
+  const zip = await binWithJob(db, payload.zipId);
+  if (!zip || zip.attempt !== payload.attempt || zip.job.attempt !== payload.attempt) return;
+  if (zip.status !== 'processing' || zip.segmentBytes === null || zip.uploadId === null) return;
+  const segment = { zipId: zip.id, index: payload.segment, attempt: payload.attempt };
+  const lease = segmentLease(db, segment, ctx.config.WORKER_LOCK_MS);
+  if (!(await lease.acquire())) return;
+  const held = holdLease(ctx, lease, stopping);
+  const progress = segmentProgress(db, segment);
+  let bin: SegmentedBin | null = null;
+  try {
+    bin = await segmentedBinOf(ctx, zip);
+    const stored = await recordedParts(db, zip.id, bin.uploadId);
+    const target = await binTarget(ctx, zip);
+    const result = await packSegment({ store: target.store, fetcher: ctx.fetcher }, bin, payload.segment, packTuning(ctx.config), {
+      signal: held.signal,
+      progress,
+      stored,
+      onPart: async (part) => void (await recordBinPart(db, zip.id, bin!.uploadId, part, bin!.plan.partSize)),
+    });
+    const range = bin.plan.segments[payload.segment]!;
+    await progress.stop();
+    const done = await completeSegment(db, segment, lease.owner, { bytesDone: range.end - range.start, crcs: result.crcs });
+    if (!done) throw new LeaseLost();
+    metrics.segmentsTotal.inc({ result: 'completed' });
+    if (!done.last) return void (await queueNextBins(ctx, zip.jobId, queues));
+    held.stop();
+    const finishing = binLease(db, { zipId: zip.id, attempt: zip.attempt }, ctx.config.WORKER_LOCK_MS);
+    // Another delivery of the bin (upkeep) may be finishing it already.
+    if (!(await finishing.acquire().catch(() => false))) return;
+    await finishBin(ctx, zip, await binSegments(db, { zipId: zip.id, attempt: zip.attempt }), finishing, { stopping, queues });
+  } catch (err) {
+    held.signalAbort(err);
+    await lease.release().catch(() => undefined);
+    if (stopping?.aborted || err instanceof LeaseLost) throw err;
+    metrics.segmentsTotal.inc({ result: 'failed' });
+    const failure = bin ? urlFailureOf(bin, err) : null;
+    if (failure && !zip.job.failOnUrlError) {
+      await skipFailedUrl(ctx, zip, failure, queues);
+      throw new LeaseLost();
+    }
+    throw failure ? new UrlFailure([failure]) : err;
+  } finally {
+    held.stop();
+    await progress.stop();
+  }
+}
+
+/** The segmented bin as its records describe it: every packer of it lays out the same ZIP. */
+async function segmentedBinOf(ctx: ServiceContext, zip: BinWithJob): Promise<SegmentedBin> {
+  const files = await binFilesWithAccess(ctx.db, ctx.secrets, zip.jobId, zip.id);
+  const target = await binTarget(ctx, zip);
+  const bin = segmentsOf({ jobId: zip.jobId, zipId: zip.id, key: target.key, mtime: zip.job.createdAt, files }, Number(zip.segmentBytes), zip.uploadId!);
+  if (!bin || segmentedUploadLayout(bin.layout, files, Number(zip.segmentBytes)) !== zip.uploadLayout) throw new Error('the segmented bin no longer matches its recorded layout');
+  return bin;
+}
+
+/** The bin's entries as its ZIP holds them. */
+function entriesOf(bin: SegmentedBin): { position: number; entryName: string; size: number }[] {
+  return bin.files.map((f, i) => ({ position: f.position, entryName: bin.layout.entries[i]!.name.toString('utf8'), size: Number(f.size) }));
+}
+
+/** A URL of the bin that failed for good (the fetcher's retries spent), as the bin's failure lists it. */
+function urlFailureOf(bin: SegmentedBin, err: unknown): { position: number; error: string } | null {
+  const fetchError = findFetchError(err);
+  if (!fetchError?.url) return null;
+  const file = bin.files.find((f) => f.url === fetchError.url);
+  return file ? { position: file.position, error: fetchError.userMessage } : null;
+}
+
+/**
+ * fail_on_url_error false: the URL is listed as failed and the bin is packed again without it
+ * (its layout changed, so its segments and their upload go); the bin's next delivery re-plans it.
+ */
+async function skipFailedUrl(ctx: ServiceContext, zip: BinWithJob, failure: { position: number; error: string }, queues: EventQueues | undefined): Promise<void> {
+  const target = await binTarget(ctx, zip);
+  await ctx.db.$transaction(async (tx) => {
+    await recordFileErrors(tx, zip.jobId, [failure]);
+    await unsegmentBin(tx, zip.id);
+  });
+  if (zip.uploadId) await target.store.abortUpload(target.key, zip.uploadId).catch(() => undefined);
+  ctx.log.info({ jobId: zip.jobId, zipId: zip.id }, 'a URL of a segmented bin failed; the bin is packed again without it');
+  await queueNextBins(ctx, zip.jobId, queues);
+}
+
+/** Writes the parts that need every CRC-32 and completes the bin, under the bin's lease. */
+async function finishBin(ctx: ServiceContext, zip: BinWithJob, segments: readonly SegmentRow[], lease: Lease, { stopping, queues }: FleetOptions): Promise<void> {
+  const { db } = ctx;
+  const held = holdLease(ctx, lease, stopping);
+  try {
+    const bin = await segmentedBinOf(ctx, zip);
+    const target = await binTarget(ctx, zip);
+    const partials = segments.flatMap((s) => (s.crcs ?? []) as unknown as PartialCrc[]);
+    const object = await finishSegmentedBin({ ...ctx, store: target.store }, bin, partials, packTuning(ctx.config), { signal: held.signal });
+    const completed = await db.$transaction(async (tx) => {
+      const record = { zipId: zip.id, attempt: zip.attempt, leaseOwner: lease.owner };
+      const packaged = entriesOf(bin);
+      if (!(await markBinCompleted(tx, record, { size: object.size, etag: object.etag, objectKey: target.key, fileCount: packaged.length, completedAt: new Date() }))) return false;
+      await recordEntries(tx, zip.jobId, packaged);
+      return true;
+    });
+    if (!completed) throw new LeaseLost();
+    ctx.log.info({ jobId: zip.jobId, zipId: zip.id, size: object.size, segments: segments.length }, 'segmented bin finished');
+    metrics.binsTotal.inc({ result: 'completed' });
+    await settleJob(db, zip.jobId, { queues });
+    await queueNextBins(ctx, zip.jobId, queues);
+  } catch (err) {
+    held.signalAbort(err);
+    await lease.release().catch(() => undefined);
+    throw err;
+  } finally {
+    held.stop();
+  }
+}
+
+/** A lease renewed while work runs; its signal fires when the lease is lost or the packer stops. */
+function holdLease(ctx: ServiceContext, lease: Lease, stopping: AbortSignal | undefined) {
+  const abort = new AbortController();
+  const heartbeat = setInterval(() => {
+    void lease
+      .renew()
+      .then((held) => held || abort.abort(new LeaseLost()))
+      .catch(() => undefined);
+  }, renewEvery(ctx.config.WORKER_LOCK_MS));
+  const handBack = () => abort.abort(stopping?.reason);
+  stopping?.addEventListener('abort', handBack, { once: true });
+  if (stopping?.aborted) handBack();
+  return {
+    signal: abort.signal,
+    signalAbort: (reason: unknown) => abort.abort(reason),
+    stop() {
+      clearInterval(heartbeat);
+      stopping?.removeEventListener('abort', handBack);
+    },
+  };
+}
