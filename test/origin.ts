@@ -23,6 +23,8 @@ export interface OriginFile {
   cutFirstGetAt?: number;
   /** The first GET with a body sends this many bytes, then nothing more (the connection stays open). */
   stallFirstGetAt?: number;
+  /** GETs answer this status (HEADs succeed): a URL that probes well and fails when fetched. */
+  getStatus?: number;
   /** Answers 401 unless every one of these request headers has its value. */
   requireHeaders?: Record<string, string>;
 }
@@ -66,6 +68,7 @@ export async function startOrigin(): Promise<Origin> {
     if (file.redirectTo) return void res.writeHead(302, { location: file.redirectTo }).end();
     if (file.status) return void res.writeHead(file.status).end();
     if (req.method === 'HEAD' && file.noHead) return void res.writeHead(405).end();
+    if (req.method === 'GET' && file.getStatus) return void res.writeHead(file.getStatus).end();
     const ifMatch = req.headers['if-match'];
     if (ifMatch !== undefined && ifMatch !== '*' && ifMatch !== file.etag) return void res.writeHead(412).end();
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' };

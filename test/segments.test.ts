@@ -1,9 +1,9 @@
 // A bin packed in segments (docs/segments.md): its ZIP is, byte for byte, the one one packer writes.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { PassThrough } from 'node:stream';
-import { finishSegments, packSegment, writeArchive, type BinFile, type SegmentedBin } from '@ap/archive';
+import { finishSegments, packSegment, type BinFile, type SegmentedBin } from '@ap/archive';
+import { onePackerZip } from './one-packer-zip';
 import { startNumberedUpload } from '@ap/storage';
-import { newZipOutput, planPackSegments, planZip } from '@ap/zip';
+import { planPackSegments, planZip } from '@ap/zip';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
 import { readZip } from './zip-readers';
@@ -38,20 +38,6 @@ function inputs(prefix: string): { files: BinFile[]; bodies: Buffer[] } {
   return { files, bodies };
 }
 
-/** The bytes one packer writes for these files (the engine's writeArchive into yazl). */
-async function onePackerZip(files: BinFile[]): Promise<Buffer> {
-  const zipfile = newZipOutput(null);
-  const out: Buffer[] = [];
-  const sink = new PassThrough();
-  (zipfile.outputStream as unknown as NodeJS.ReadableStream).pipe(sink);
-  sink.on('data', (c: Buffer) => out.push(c));
-  const ended = new Promise((r) => sink.on('end', r));
-  await writeArchive(zipfile, files, { fetcher: stack.ctx.fetcher, mtime, failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined });
-  zipfile.end();
-  await ended;
-  return Buffer.concat(out);
-}
-
 async function segmentedBin(prefix: string, segmentBytes: number): Promise<{ bin: SegmentedBin; bodies: Buffer[] }> {
   const { files, bodies } = inputs(prefix);
   const layout = planZip(files.map((f) => ({ name: f.entryName!, size: Number(f.size) })), { mtime });
@@ -80,7 +66,7 @@ describe('a bin packed in segments', () => {
     const results = await Promise.all(bin.plan.segments.map((s) => packSegment(stack.ctx, bin, s.index, tuning, { signal })));
     const object = await finishSegments(stack.ctx, bin, { parts: results.flatMap((r) => r.parts), crcs: results.flatMap((r) => r.crcs) }, tuning, { signal });
     const segmented = await read(bin.key);
-    const single = await onePackerZip(bin.files as BinFile[]);
+    const single = await onePackerZip(stack.ctx.fetcher, bin.files as BinFile[], mtime);
     expect(object.size).toBe(bin.layout.totalSize);
     expect(segmented.length).toBe(single.length);
     expect(segmented.equals(single)).toBe(true);
@@ -98,6 +84,6 @@ describe('a bin packed in segments', () => {
     expect(again).toEqual(first);
     const redone = results.map((r) => (r.index === first.index ? again : r));
     await finishSegments(stack.ctx, bin, { parts: redone.flatMap((r) => r.parts), crcs: redone.flatMap((r) => r.crcs) }, tuning, { signal });
-    expect((await read(bin.key)).equals(await onePackerZip(bin.files as BinFile[]))).toBe(true);
+    expect((await read(bin.key)).equals(await onePackerZip(stack.ctx.fetcher, bin.files as BinFile[], mtime))).toBe(true);
   });
 });

@@ -56,7 +56,8 @@ export function createRedis(url: string): Redis {
  */
 export const jobIds = {
   prepare: (p: PreparePayload) => `prepare:${p.jobId}:${p.attempt}`,
-  pack: (p: PackPayload) => `pack:${p.zipId}:${p.attempt}${p.segment === undefined ? '' : `:s${p.segment}`}`,
+  // BullMQ takes a custom id with a colon only as three colon-separated parts.
+  pack: (p: PackPayload) => `pack:${p.zipId}:${p.attempt}${p.segment === undefined ? '' : `.${p.segment}`}`,
   webhook: (p: WebhookDeliveryPayload) => `webhook:${p.deliveryId}:${p.attempt}`,
 };
 

@@ -94,7 +94,8 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: B
   const uploadId = await segmentedUpload(target.store, target.key, { id: zip.uploadId, layout: zip.uploadLayout }, layoutId);
   await db.$transaction(async (tx) => {
     if (uploadId !== zip.uploadId) await deleteBinParts(tx, zip.id);
-    if (!split) await recordEntries(tx, zip.jobId, entriesOf(planned));
+    // Names, sizes and validators as probed: what every segment's packer lays out.
+    if (!split) await recordEntries(tx, zip.jobId, entriesOf(planned).map((e, i) => ({ ...e, etag: planned.files[i]!.etag, lastModified: planned.files[i]!.lastModified })));
     await segmentBin(tx, bin, { uploadId, uploadLayout: layoutId, segmentBytes, plannedSize: planned.layout.totalSize, count: planned.plan.segments.length });
   });
   ctx.log.info({ jobId: zip.jobId, zipId: zip.id, segments: planned.plan.segments.length, size: planned.layout.totalSize }, 'bin handed to the fleet in segments');

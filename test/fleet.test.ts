@@ -1,0 +1,163 @@
+// One archive, many packers (docs/segments.md#the-fleet): a big single-ZIP job is cut into
+// segments that several packers write at once; its ZIP is the one-packer ZIP byte for byte,
+// whatever happens to the packers on the way.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { binFiles } from '@ap/db';
+import { metrics } from '@ap/service-kit';
+import { spawnService } from '../scripts/services';
+import { postJob, until } from './fault-fixtures';
+import { call, createUser, download, waitForJob } from './helpers';
+import { onePackerZip } from './one-packer-zip';
+import { bytesOf, sha256 } from './origin';
+import { writeOriginHead } from './origin-range';
+import { startStack, type Stack } from './stack';
+import { readZip } from './zip-readers';
+
+jest.setTimeout(120_000);
+const MiB = 1024 * 1024;
+/** The least segment size there is: a ZIP over 128 MiB is cut. */
+const SEGMENT_BYTES = String(64 * MiB);
+// Five bodies of 30 MiB: a 150 MiB ZIP, three segments of 64 MiB parts' worth.
+const bodies = Array.from({ length: 5 }, (_, i) => bytesOf(900 + i, 30 * MiB + 1000 * i));
+
+let stack: Stack;
+let origin: http.Server;
+let base: string;
+/** Bytes per second each connection of the origin is served at; 0: as fast as it goes. */
+let rate = 0;
+/** GETs of these paths answer 404 (their HEADs succeed). */
+const failing = new Set<string>();
+
+beforeAll(async () => {
+  stack = await startStack({ SEGMENT_BYTES, WORKER_LOCK_MS: '2000' });
+  origin = http.createServer((req, res) => {
+    const i = Number(/^\/(\d)\.bin$/.exec(req.url ?? '')?.[1] ?? -1);
+    const body = bodies[i];
+    if (!body) return void res.writeHead(404).end();
+    if (req.method === 'GET' && failing.has(req.url!)) return void res.writeHead(404).end();
+    const span = writeOriginHead(req, res, body.length, `"b${i}"`);
+    if (!span || req.method === 'HEAD') return void res.end();
+    let at = span.start;
+    const step = rate > 0 ? Math.ceil(rate / 20) : 1024 * 1024;
+    const pump = () => {
+      if (res.destroyed) return;
+      if (at >= span.end) return void res.end();
+      const chunk = body.subarray(at, Math.min(span.end, at + step));
+      at += chunk.length;
+      if (rate > 0) return void res.write(chunk, () => setTimeout(pump, 50));
+      if (res.write(chunk)) setImmediate(pump);
+      else res.once('drain', pump);
+    };
+    pump();
+  });
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  origin.closeAllConnections();
+  await new Promise((r) => origin.close(r));
+  await stack.close();
+});
+
+const files = () => bodies.map((_, i) => ({ url: `${base}/${i}.bin` }));
+
+/** The finished job's ZIP, checked against the one-packer ZIP of the same files and readers. */
+async function expectOnePackerZip(stackUrl: string, key: string, jobId: string, { count = bodies.length, readers = false } = {}) {
+  const job = await waitForJob(stackUrl, key, jobId, ['completed', 'failed'], 90_000);
+  expect(job.status).toBe('completed');
+  const zip = (await download(job.download_url)).body;
+  const row = await stack.ctx.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { zips: true } });
+  const single = await onePackerZip(stack.ctx.fetcher, await binFiles(stack.ctx.db, row.zips[0]!.id), row.createdAt);
+  expect(zip.length).toBe(single.length);
+  expect(zip.equals(single)).toBe(true);
+  // Equal bytes read alike; the readers once, on the first (they take a while on 150 MiB).
+  if (readers) expect(await readZip(zip)).toEqual(bodies.slice(0, count).map((b, i) => ({ name: `${i}.bin`, size: b.length, sha256: sha256(b) })));
+  else expect(zip.length).toBe(row.zips[0]!.size === null ? -1 : Number(row.zips[0]!.size));
+  return job;
+}
+
+const segmentsEnded = async (result: 'completed' | 'failed') => (await metrics.segmentsTotal.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+const segmentsCompleted = () => segmentsEnded('completed');
+
+describe('one archive, many packers', () => {
+  it('packs a big single-ZIP job in segments at once, with its progress, byte for byte the one-packer ZIP; another user runs meanwhile', async () => {
+    const big = await createUser(stack.ctx, { plan: 'pro' });
+    const small = await createUser(stack.ctx, { plan: 'pro' });
+    rate = 16 * MiB; // per connection: a segment takes a while
+    const before = await segmentsCompleted();
+    const jobId = await postJob({ files: files() }, stack.url, big.apiKey);
+    await until(async () => (await stack.ctx.db.zip.count({ where: { jobId, segmentBytes: { not: null } } })) > 0, 'the bin was cut', 60_000);
+    const zip = await stack.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
+    // The other user's small job, posted once the big one's segments hold both packer slots.
+    let runningAtOnce = 0;
+    await until(async () => {
+      runningAtOnce = Math.max(runningAtOnce, await stack.ctx.db.zipSegment.count({ where: { zipId: zip.id, status: 'processing' } }));
+      return runningAtOnce >= 2;
+    }, 'two segments run at once');
+    const smallJob = await postJob({ files: [{ url: `${base}/0.bin`, filename: 'small.bin' }] }, stack.url, small.apiKey);
+    const midway = (await call(stack.url, 'GET', `/jobs/${jobId}`, { key: big.apiKey })).body.job;
+    expect(midway.zips[0].expected_size).toBeGreaterThan(128 * MiB);
+
+    const done = await expectOnePackerZip(stack.url, big.apiKey, jobId, { readers: true });
+    expect(done.zips[0].expected_size).toBe(done.zips[0].size);
+    expect((await segmentsCompleted()) - before).toBe(3);
+    // Fair share: the small job did not wait for the big one's three segments.
+    const other = await waitForJob(stack.url, small.apiKey, smallJob, ['completed'], 60_000);
+    expect(Date.parse(other.completed_at)).toBeLessThan(Date.parse(done.completed_at));
+    rate = 0;
+  });
+
+  it.each([
+    ['fails the job, the URL listed, with fail_on_url_error true', true],
+    ['packs the ZIP without the URL, listed as failed, with fail_on_url_error false', false],
+  ])('a URL failing in one segment %s', async (_, failOnUrlError) => {
+    const user = await createUser(stack.ctx, { plan: 'pro' });
+    failing.add('/4.bin');
+    const failedBefore = await segmentsEnded('failed');
+    try {
+      const jobId = await postJob({ files: files(), fail_on_url_error: failOnUrlError }, stack.url, user.apiKey);
+      if (failOnUrlError) {
+        const job = await waitForJob(stack.url, user.apiKey, jobId, ['completed', 'failed'], 90_000);
+        expect(job.status).toBe('failed');
+        expect(job.errors).toEqual([{ url: `${base}/4.bin`, error: expect.stringContaining('404') }]);
+      } else {
+        const job = await expectOnePackerZip(stack.url, user.apiKey, jobId, { count: 4 });
+        expect(JSON.stringify(job)).toContain('/4.bin');
+      }
+      // It was cut (its URLs probe well) before the URL failed in a segment.
+      expect(await segmentsEnded('failed')).toBeGreaterThan(failedBefore);
+      expect(await stack.ctx.db.jobFile.count({ where: { jobId, error: { not: null } } })).toBe(1);
+    } finally {
+      failing.clear();
+    }
+  });
+
+  it('a packer killed with -9 and another stopped with SIGTERM mid-segment: the third resumes both, the ZIP is the same', async () => {
+    const user = await createUser(stack.ctx, { plan: 'pro' });
+    const bare = await startStack({ SEGMENT_BYTES, WORKER_LOCK_MS: '2000' }, { workers: false });
+    const env = { ...process.env, PUBLIC_BASE_URL: bare.url, REDIS_PREFIX: bare.ctx.config.REDIS_PREFIX, HEALTH_PORT: '0', WORKER_LOCK_MS: '2000', SEGMENT_BYTES, PACKER_CONCURRENCY: '1' };
+    const packers = [0, 1, 2].map(() => spawnService('packer', env, { stdio: 'ignore' }));
+    const exited = packers.map((p) => new Promise((r) => p.once('exit', r)));
+    rate = 4 * MiB;
+    try {
+      const jobId = await postJob({ files: files() }, bare.url, user.apiKey);
+      // Each packer holds a segment with parts recorded.
+      await until(async () => {
+        const zip = await stack.ctx.db.zip.findFirst({ where: { jobId } });
+        return !!zip && (await stack.ctx.db.zipSegment.count({ where: { zipId: zip.id, status: 'processing' } })) === 3 && (await stack.ctx.db.zipPart.count({ where: { zipId: zip.id } })) >= 3;
+      }, 'three segments under way with parts stored', 60_000);
+      packers[0]!.kill('SIGKILL');
+      packers[1]!.kill('SIGTERM');
+      await Promise.all([exited[0], exited[1]]);
+      rate = 0;
+      await expectOnePackerZip(bare.url, user.apiKey, jobId);
+    } finally {
+      rate = 0;
+      for (const p of packers) p.kill('SIGKILL');
+      await Promise.all(exited);
+      await bare.close();
+    }
+  });
+});
