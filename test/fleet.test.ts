@@ -27,8 +27,10 @@ let origin: http.Server;
 let base: string;
 /** Bytes per second each connection of the origin is served at; 0: as fast as it goes. */
 let rate = 0;
-/** GETs of these paths answer 404 (their HEADs succeed). */
+/** GETs of these paths from past their first byte answer 404 (their HEADs succeed): the last segment's reads. */
 const failing = new Set<string>();
+/** Body bytes the origin has sent. */
+let served = 0;
 
 beforeAll(async () => {
   stack = await startStack({ SEGMENT_BYTES, WORKER_LOCK_MS: '2000' });
@@ -36,7 +38,7 @@ beforeAll(async () => {
     const i = Number(/^\/(\d)\.bin$/.exec(req.url ?? '')?.[1] ?? -1);
     const body = bodies[i];
     if (!body) return void res.writeHead(404).end();
-    if (req.method === 'GET' && failing.has(req.url!)) return void res.writeHead(404).end();
+    if (req.method === 'GET' && failing.has(req.url!) && Number(/^bytes=(\d+)-/.exec(req.headers.range ?? '')?.[1] ?? 0) > 0) return void res.writeHead(404).end();
     const span = writeOriginHead(req, res, body.length, `"b${i}"`);
     if (!span || req.method === 'HEAD') return void res.end();
     let at = span.start;
@@ -46,6 +48,7 @@ beforeAll(async () => {
       if (at >= span.end) return void res.end();
       const chunk = body.subarray(at, Math.min(span.end, at + step));
       at += chunk.length;
+      served += chunk.length;
       if (rate > 0) return void res.write(chunk, () => setTimeout(pump, 50));
       if (res.write(chunk)) setImmediate(pump);
       else res.once('drain', pump);
@@ -132,6 +135,27 @@ describe('one archive, many packers', () => {
     } finally {
       failing.clear();
     }
+  });
+
+  it('a retry from checkpoint after a failed segment keeps the segments done: their bytes are not fetched again', async () => {
+    const user = await createUser(stack.ctx, { plan: 'pro' });
+    failing.add('/4.bin');
+    const jobId = await postJob({ files: files() }, stack.url, user.apiKey);
+    expect((await waitForJob(stack.url, user.apiKey, jobId, ['completed', 'failed'], 90_000)).status).toBe('failed');
+    const zip = await stack.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
+    const kept = await stack.ctx.db.zipSegment.findMany({ where: { zipId: zip.id, status: 'completed' } });
+    // Two packer slots: a segment was done before the one holding the failing URL started.
+    expect(kept.length).toBeGreaterThan(0);
+    failing.clear();
+    const before = served;
+    expect((await call(stack.url, 'POST', `/jobs/${jobId}/retry`, { key: user.apiKey, body: {} })).status).toBe(200);
+    await waitForJob(stack.url, user.apiKey, jobId, ['completed', 'failed'], 90_000);
+    const fetchedAgain = served - before;
+    await expectOnePackerZip(stack.url, user.apiKey, jobId);
+    const inputs = bodies.reduce((n, b) => n + b.length, 0);
+    const plan = Number(zip.segmentBytes);
+    // Fetched again: at most the segments not done, and the finishing step's slices (a part per boundary).
+    expect(fetchedAgain).toBeLessThan(inputs - kept.length * plan + 4 * 8 * MiB);
   });
 
   it('a packer killed with -9 and another stopped with SIGTERM mid-segment: the third resumes both, the ZIP is the same', async () => {

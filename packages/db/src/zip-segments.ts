@@ -17,16 +17,22 @@ export interface SegmentRef {
 
 /**
  * The bin is packed in `count` segments of its upload from now on: the upload recorded, the
- * segments (of this attempt) created pending, the bin's lease released (each segment has its
- * own) and its predicted size known (its progress).
+ * segments (of this attempt) pending, the bin's lease released (each segment has its own) and
+ * its predicted size known (its progress). `keepCompleted` (the same upload and layout again: a
+ * retry from checkpoint) keeps the segments an earlier attempt completed, with their CRCs.
  */
 export async function segmentBin(
   tx: DbTx,
   bin: { zipId: string; attempt: number },
-  plan: { uploadId: string; uploadLayout: string; segmentBytes: number; plannedSize: number; count: number },
+  plan: { uploadId: string; uploadLayout: string; segmentBytes: number; plannedSize: number; count: number; keepCompleted: boolean },
 ): Promise<void> {
-  await tx.zipSegment.deleteMany({ where: { zipId: bin.zipId } });
-  await tx.zipSegment.createMany({ data: Array.from({ length: plan.count }, (_, index) => ({ zipId: bin.zipId, index, attempt: bin.attempt })) });
+  if (plan.keepCompleted) {
+    await tx.zipSegment.deleteMany({ where: { zipId: bin.zipId, status: { not: 'completed' } } });
+    await tx.zipSegment.updateMany({ where: { zipId: bin.zipId }, data: { attempt: bin.attempt, admittedAt: null } });
+  } else {
+    await tx.zipSegment.deleteMany({ where: { zipId: bin.zipId } });
+  }
+  await tx.zipSegment.createMany({ data: Array.from({ length: plan.count }, (_, index) => ({ zipId: bin.zipId, index, attempt: bin.attempt })), skipDuplicates: true });
   await tx.zip.update({
     where: { id: bin.zipId },
     data: { uploadId: plan.uploadId, uploadLayout: plan.uploadLayout, segmentBytes: BigInt(plan.segmentBytes), plannedSize: BigInt(plan.plannedSize), leaseOwner: null, leaseExpiresAt: null },

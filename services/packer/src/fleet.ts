@@ -65,6 +65,7 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: B
   if (zip.segmentBytes !== null) {
     const segments = await binSegments(db, bin);
     if (segments.length > 0 && segments.every((s) => s.status === 'completed')) {
+      // A packer stopped while finishing, or whose finishing delivery was lost: finished here.
       await finishBin(ctx, zip, segments, lease, { stopping, queues });
       return true;
     }
@@ -96,7 +97,8 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: B
     if (uploadId !== zip.uploadId) await deleteBinParts(tx, zip.id);
     // Names, sizes and validators as probed: what every segment's packer lays out.
     if (!split) await recordEntries(tx, zip.jobId, entriesOf(planned).map((e, i) => ({ ...e, etag: planned.files[i]!.etag, lastModified: planned.files[i]!.lastModified })));
-    await segmentBin(tx, bin, { uploadId, uploadLayout: layoutId, segmentBytes, plannedSize: planned.layout.totalSize, count: planned.plan.segments.length });
+    const keepCompleted = uploadId === zip.uploadId;
+    await segmentBin(tx, bin, { uploadId, uploadLayout: layoutId, segmentBytes, plannedSize: planned.layout.totalSize, count: planned.plan.segments.length, keepCompleted });
   });
   ctx.log.info({ jobId: zip.jobId, zipId: zip.id, segments: planned.plan.segments.length, size: planned.layout.totalSize }, 'bin handed to the fleet in segments');
   await queueNextBins(ctx, zip.jobId, queues);
