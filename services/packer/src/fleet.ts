@@ -35,7 +35,7 @@ import {
   type PartialCrc,
   type SegmentedBin,
 } from '@ap/archive';
-import { binLease, LeaseLost, renewEvery, segmentLease, type Lease } from './lease';
+import { binLease, holdLease, LeaseLost, segmentLease, type Lease } from './lease';
 import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
 
 /** A single-ZIP bin of at most this many files per probe slot is probed before packing (a few round trips). */
@@ -117,7 +117,7 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
   const segment = { zipId: zip.id, index: payload.segment, attempt: payload.attempt };
   const lease = segmentLease(db, segment, ctx.config.WORKER_LOCK_MS);
   if (!(await lease.acquire())) return;
-  const held = holdLease(ctx, lease, stopping);
+  const held = holdLease(lease, ctx.config.WORKER_LOCK_MS, stopping);
   const progress = segmentProgress(db, segment);
   let bin: SegmentedBin | null = null;
   try {
@@ -142,7 +142,7 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
     if (!(await finishing.acquire().catch(() => false))) return;
     await finishBin(ctx, zip, await binSegments(db, { zipId: zip.id, attempt: zip.attempt }), finishing, { stopping, queues });
   } catch (err) {
-    held.signalAbort(err);
+    held.abort(err);
     await lease.release().catch(() => undefined);
     if (stopping?.aborted || err instanceof LeaseLost) throw err;
     metrics.segmentsTotal.inc({ result: 'failed' });
@@ -198,7 +198,7 @@ async function skipFailedUrl(ctx: ServiceContext, zip: BinWithJob, failure: { po
 /** Writes the parts that need every CRC-32 and completes the bin, under the bin's lease. */
 async function finishBin(ctx: ServiceContext, zip: BinWithJob, segments: readonly SegmentRow[], lease: Lease, { stopping, queues }: FleetOptions): Promise<void> {
   const { db } = ctx;
-  const held = holdLease(ctx, lease, stopping);
+  const held = holdLease(lease, ctx.config.WORKER_LOCK_MS, stopping);
   try {
     const bin = await segmentedBinOf(ctx, zip);
     const target = await binTarget(ctx, zip);
@@ -217,32 +217,10 @@ async function finishBin(ctx: ServiceContext, zip: BinWithJob, segments: readonl
     await settleJob(db, zip.jobId, { queues });
     await queueNextBins(ctx, zip.jobId, queues);
   } catch (err) {
-    held.signalAbort(err);
+    held.abort(err);
     await lease.release().catch(() => undefined);
     throw err;
   } finally {
     held.stop();
   }
-}
-
-/** A lease renewed while work runs; its signal fires when the lease is lost or the packer stops. */
-function holdLease(ctx: ServiceContext, lease: Lease, stopping: AbortSignal | undefined) {
-  const abort = new AbortController();
-  const heartbeat = setInterval(() => {
-    void lease
-      .renew()
-      .then((held) => held || abort.abort(new LeaseLost()))
-      .catch(() => undefined);
-  }, renewEvery(ctx.config.WORKER_LOCK_MS));
-  const handBack = () => abort.abort(stopping?.reason);
-  stopping?.addEventListener('abort', handBack, { once: true });
-  if (stopping?.aborted) handBack();
-  return {
-    signal: abort.signal,
-    signalAbort: (reason: unknown) => abort.abort(reason),
-    stop() {
-      clearInterval(heartbeat);
-      stopping?.removeEventListener('abort', handBack);
-    },
-  };
 }

@@ -102,6 +102,31 @@ export const segmentLease = (db: Db, segment: SegmentRef, leaseMs: number) =>
     leaseMs,
   );
 
+/**
+ * A lease renewed while work runs: `signal` fires when the lease is lost (LeaseLost) or the
+ * packer stops (handing the work back), and `abort` fires it on a failure.
+ */
+export function holdLease(lease: Lease, leaseMs: number, stopping: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const heartbeat = setInterval(() => {
+    void lease
+      .renew()
+      .then((held) => held || controller.abort(new LeaseLost()))
+      .catch(() => undefined);
+  }, renewEvery(leaseMs));
+  const handBack = () => controller.abort(stopping?.reason);
+  stopping?.addEventListener('abort', handBack, { once: true });
+  if (stopping?.aborted) handBack(); // stopped while the lease was being taken
+  return {
+    signal: controller.signal,
+    abort: (reason: unknown) => controller.abort(reason),
+    stop() {
+      clearInterval(heartbeat);
+      stopping?.removeEventListener('abort', handBack);
+    },
+  };
+}
+
 /** A busy bin's queue message goes back to the queue until the lease can have run out. */
 export async function deferWhileBusy(message: Job, token: string | undefined, busy: BinBusy): Promise<never> {
   await message.moveToDelayed(Date.now() + busy.retryInMs, token);

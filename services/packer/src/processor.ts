@@ -15,7 +15,7 @@ import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileE
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type ProgressReport } from '@ap/archive';
-import { BinBusy, binLease, deferWhileBusy, LeaseLost, renewEvery } from './lease';
+import { BinBusy, binLease, deferWhileBusy, holdLease, LeaseLost } from './lease';
 import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
 import { handToFleet, packBinSegment } from './fleet';
 
@@ -155,17 +155,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     throw err;
   }
 
-  const abort = new AbortController();
   // Renewing the lease is also how a cancelled (fail-fast) or superseded (retry) bin is noticed.
-  const heartbeat = setInterval(() => {
-    void lease
-      .renew()
-      .then((held) => held || abort.abort(new LeaseLost()))
-      .catch(() => undefined);
-  }, renewEvery(ctx.config.WORKER_LOCK_MS));
-  const handBack = () => abort.abort(stopping?.reason);
-  stopping?.addEventListener('abort', handBack, { once: true });
-  if (stopping?.aborted) handBack(); // stopped while the lease was being taken
+  const held = holdLease(lease, ctx.config.WORKER_LOCK_MS, stopping);
 
   const { key } = target;
   // The ZIP's bytes written so far (bytes_done), recorded about once a second.
@@ -186,7 +177,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       deflateLevel: deflateLevelOf(job),
       recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
     };
-    const packed = await packIntoTarget(ctx, target, bin, zip.job.destinationSourceId, { signal: abort.signal, progress }).finally(() => progress.stop());
+    const packed = await packIntoTarget(ctx, target, bin, zip.job.destinationSourceId, { signal: held.signal, progress }).finally(() => progress.stop());
     const { object, packaged, urlErrors } = packed;
 
     const now = new Date();
@@ -205,12 +196,11 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     await settleJob(db, job.id, { queues });
     await queueNextBins(ctx, job.id, queues);
   } catch (err) {
-    abort.abort(err);
+    held.abort(err);
     await lease.release().catch(() => undefined);
     if (target.destination && (isAccessRefusal(err) || isAccessRefusal((err as { cause?: unknown }).cause))) throw new BinFailure(DESTINATION_ACCESS_DENIED);
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
-    clearInterval(heartbeat);
-    stopping?.removeEventListener('abort', handBack);
+    held.stop();
   }
 }
