@@ -1,10 +1,12 @@
-import { type Db, forgetLearnedSums, recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/db';
+import { blockDigestsOf, claimBlockDigest, type Db, forgetLearnedSums, recordCrcCheckpoint, recordCrcs, recordMacs } from '@ap/db';
 import type { Logger } from '@ap/log';
 import type { CrcCheckpoint, EntryMac } from '@ap/zip';
 
 const FLUSH_AT = 2000;
 /** MAC checkpoints kept in memory (a SHA-1 state each, about 100 bytes); the oldest go first. */
 const MAC_CHECKPOINTS = 10_000;
+/** Entries whose claimed block digests are kept in memory (16 bytes a MiB of body each); the oldest go first. */
+const DIGESTS_KEPT = 1_000;
 
 /**
  * Learned CRC-32s and resume checkpoints, written to job_files in batches: a download of
@@ -22,6 +24,8 @@ export class CrcStore {
    * another replica reads the entry's prefix instead (docs/archive-options.md).
    */
   private readonly macCheckpoints = new Map<string, { length: number; mac: EntryMac }>();
+  /** Claimed plaintext block digests of encrypted entries, by job, position and salt generation. */
+  private readonly digests = new Map<string, Map<number, Buffer>>();
 
   constructor(
     private readonly db: Db,
@@ -57,15 +61,39 @@ export class CrcStore {
     return held ? { length: held.length, mac: held.mac.copy() } : null;
   }
 
-  /** The origin served other bytes than those learned: what was learned of the file goes, at once. */
-  async forget(jobId: string, position: number): Promise<void> {
+  /**
+   * The origin served other bytes than those learned: what was learned of the file goes, at once,
+   * and an encrypted entry (`aesGeneration`: the salt generation that found it) gets a fresh salt.
+   */
+  async forget(jobId: string, position: number, aesGeneration?: number): Promise<void> {
     const key = `${jobId}:${position}`;
     this.crcs.delete(key);
     this.macs.delete(key);
     this.checkpoints.delete(key);
     this.macCheckpoints.delete(key);
     await this.flush();
-    await forgetLearnedSums(this.db, jobId, position).catch((err: Error) => this.log.warn({ err: err.message }, 'changed file not forgotten'));
+    await forgetLearnedSums(this.db, jobId, position, aesGeneration).catch((err: Error) => this.log.warn({ err: err.message }, 'changed file not forgotten'));
+  }
+
+  /**
+   * Whether an encrypted entry's keystream (salt generation) may encrypt the plaintext block
+   * with this digest: it may when that block holds no other digest, and then it claims it, in
+   * Postgres, so no replica ever encrypts other bytes there (docs/archive-options.md#changed-origins).
+   */
+  async claimBlock(jobId: string, position: number, generation: number, block: number, digest: Buffer): Promise<boolean> {
+    const key = `${jobId}:${position}:${generation}`;
+    let known = this.digests.get(key);
+    if (!known) {
+      known = await blockDigestsOf(this.db, jobId, position, generation);
+      this.digests.set(key, known);
+      if (this.digests.size > DIGESTS_KEPT) this.digests.delete(this.digests.keys().next().value!);
+    }
+    let held = known.get(block);
+    if (!held) {
+      held = await claimBlockDigest(this.db, jobId, position, generation, block, digest);
+      known.set(block, held);
+    }
+    return held.equals(digest);
   }
 
   checkpoint(jobId: string, position: number, state: CrcCheckpoint): void {

@@ -1,12 +1,39 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { FetchError } from '@ap/fetch';
 import type { AesCtr, EntryMac } from '@ap/zip';
 
 /**
+ * Plaintext blocks whose digests an entry's keystream is checked against before it encrypts
+ * them (docs/archive-options.md#changed-origins): 16 bytes a MiB of body to keep, one Postgres
+ * claim a MiB the first time, and at most one block held back per body being sent.
+ */
+export const PLAINTEXT_BLOCK = 1 << 20;
+
+/** The blocks a slice [from, to) of a body of `size` bytes is checked by: the bytes to read. */
+export function blockSpan(from: number, to: number, size: number): { start: number; end: number } {
+  return { start: Math.floor(from / PLAINTEXT_BLOCK) * PLAINTEXT_BLOCK, end: Math.min(size, Math.ceil(to / PLAINTEXT_BLOCK) * PLAINTEXT_BLOCK) };
+}
+
+/** The bytes read are blockSpan's; `check` throws when a block's digest is not the one its keystream holds. */
+export interface BlockCheck {
+  start: number;
+  end: number;
+  check(block: number, digest: Buffer): Promise<void>;
+}
+
+function digestOf(pieces: readonly Buffer[]): Buffer {
+  const hash = createHash('sha256');
+  for (const piece of pieces) hash.update(piece);
+  return hash.digest().subarray(0, 16);
+}
+
+/**
  * Body bytes [from, to) of an encrypted entry, as ciphertext. The MAC, when tracked, covers
  * [0, mac.at) and catches up once the slice passes a checkpoint ahead of its start; where
  * reading stops (every byte read was handed to the response) `onMac` gets it and how far it
- * reached: the body's end (learned) or a checkpoint to keep.
+ * reached: the body's end (learned) or a checkpoint to keep. With `blocks`, the stream holds
+ * the whole blocks around the slice, and no block is encrypted before its digest is checked.
  */
 export async function* encryptedBody(
   stream: Readable,
@@ -15,22 +42,60 @@ export async function* encryptedBody(
   cipher: AesCtr,
   mac: { at: number; mac: EntryMac } | null,
   onMac: (mac: EntryMac, hashed: number) => void,
+  blocks: BlockCheck | null = null,
 ): AsyncGenerator<Buffer> {
-  let at = from;
   let hashed = mac?.at ?? -1;
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (chunk.length > to - at) throw new FetchError('length', 'file is longer than probed', { retryable: false });
-      const ciphertext = cipher.xor(chunk, at);
-      const end = at + chunk.length;
-      if (mac && hashed >= at && hashed < end) {
-        mac.mac.update(hashed === at ? ciphertext : ciphertext.subarray(hashed - at));
-        hashed = end;
-      }
-      at = end;
-      yield ciphertext;
+  /** Encrypts plaintext at body offset `at` (within [from, to)) and tracks the MAC. */
+  const encrypt = (chunk: Buffer, at: number): Buffer => {
+    const ciphertext = cipher.xor(chunk, at);
+    const end = at + chunk.length;
+    if (mac && hashed >= at && hashed < end) {
+      mac.mac.update(hashed === at ? ciphertext : ciphertext.subarray(hashed - at));
+      hashed = end;
     }
-    if (at !== to) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
+    return ciphertext;
+  };
+  try {
+    if (!blocks) {
+      let at = from;
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        if (chunk.length > to - at) throw new FetchError('length', 'file is longer than probed', { retryable: false });
+        const ciphertext = encrypt(chunk, at);
+        at += chunk.length;
+        yield ciphertext;
+      }
+      if (at !== to) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
+      return;
+    }
+    let at = blocks.start;
+    let held: Buffer[] = [];
+    let heldFrom = at;
+    /** The held block, checked, then its part inside [from, to) encrypted. */
+    async function* release(): AsyncGenerator<Buffer> {
+      await blocks!.check(Math.floor(heldFrom / PLAINTEXT_BLOCK), digestOf(held));
+      let p = heldFrom;
+      for (const piece of held) {
+        const lo = Math.max(p, from);
+        const hi = Math.min(p + piece.length, to);
+        if (hi > lo) yield encrypt(lo === p && hi === p + piece.length ? piece : piece.subarray(lo - p, hi - p), lo);
+        p += piece.length;
+      }
+      held = [];
+      heldFrom = p;
+    }
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (chunk.length > blocks.end - at) throw new FetchError('length', 'file is longer than probed', { retryable: false });
+      let offset = 0;
+      while (offset < chunk.length) {
+        const blockEnd = Math.min(blocks.end, (Math.floor(at / PLAINTEXT_BLOCK) + 1) * PLAINTEXT_BLOCK);
+        const n = Math.min(chunk.length - offset, blockEnd - at);
+        held.push(n === chunk.length ? chunk : chunk.subarray(offset, offset + n));
+        offset += n;
+        at += n;
+        if (at === blockEnd) yield* release();
+      }
+    }
+    if (at !== blocks.end) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
   } finally {
     if (mac && hashed > mac.at) onMac(mac.mac, hashed);
   }

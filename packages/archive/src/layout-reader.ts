@@ -7,7 +7,7 @@ import { crc32, planSlices, renderSegment, type AesCtr, type CrcCheckpoint, type
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
-import { encryptedBody } from './encrypted-body';
+import { blockSpan, encryptedBody, type BlockCheck } from './encrypted-body';
 import { KeysAhead } from './keys-ahead';
 import { skipTake } from './skip-take';
 
@@ -65,7 +65,7 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
 /** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
-export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'>;
+export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'> & Partial<Pick<CrcStore, 'claimBlock'>>;
 
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
@@ -256,7 +256,8 @@ export class LayoutReader {
   private changed(entry: number): never {
     this.crcs.delete(entry);
     this.macs.delete(entry);
-    this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position);
+    // An encrypted entry's next layout gets a fresh salt: its keystream never meets the new bytes.
+    this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position, this.layout.encryption?.generationOf(entry));
     throw new FetchError('changed', 'file changed since it was first read', { retryable: false });
   }
 
@@ -304,13 +305,32 @@ export class LayoutReader {
       await this.keys?.need(entry);
       // The MAC runs over the whole ciphertext: tracked from 0 or a kept checkpoint, or over a prefix fetched first.
       const mac = crc === null ? (whole ? { at: 0, mac: this.layout.encryption.mac(entry) } : null) : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
-      const opened = await this.open(input, from, to);
-      return new DataSource(this, entry, input, opened, from, to, null, { cipher: this.layout.encryption.cipher(entry), mac });
+      const blocks = this.blockCheck(entry, from, to);
+      const opened = await this.open(input, blocks?.start ?? from, blocks?.end ?? to);
+      return new DataSource(this, entry, input, opened, from, to, null, { cipher: this.layout.encryption.cipher(entry), mac, blocks });
     }
     // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
     const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
     const opened = await this.open(input, from, to);
     return new DataSource(this, entry, input, opened, from, to, tracked);
+  }
+
+  /**
+   * The whole plaintext blocks around an encrypted slice, each checked against the digest its
+   * keystream holds before it is encrypted (docs/archive-options.md#changed-origins); null
+   * where the sink keeps no digests (a segment's own tally).
+   */
+  private blockCheck(entry: number, from: number, to: number): BlockCheck | null {
+    const claim = this.crcStore.claimBlock?.bind(this.crcStore);
+    if (!claim) return null;
+    const { position, size } = this.inputs[entry]!;
+    const generation = this.layout.encryption!.generationOf(entry);
+    return {
+      ...blockSpan(from, to, size),
+      check: async (block, digest) => {
+        if (!(await claim(this.jobId, position, generation, block, digest))) this.changed(entry);
+      },
+    };
   }
 
   /** Called by a data source as its body streams. */
@@ -344,7 +364,7 @@ class DataSource {
     private readonly to: number,
     private readonly tracked: CrcCheckpoint | null,
     /** An encrypted entry: its cipher, and its MAC when this slice learns it. */
-    private readonly encrypted: { cipher: AesCtr; mac: { at: number; mac: EntryMac } | null } | null = null,
+    private readonly encrypted: { cipher: AesCtr; mac: { at: number; mac: EntryMac } | null; blocks: BlockCheck | null } | null = null,
   ) {}
 
   get stream(): Readable {
@@ -353,8 +373,8 @@ class DataSource {
 
   async *read(): AsyncGenerator<Buffer> {
     if (this.encrypted) {
-      const { cipher, mac } = this.encrypted;
-      return yield* encryptedBody(this.opened.stream, this.from, this.to, cipher, mac, (m, hashed) => this.session.onMac(this.entry, m, hashed));
+      const { cipher, mac, blocks } = this.encrypted;
+      return yield* encryptedBody(this.opened.stream, this.from, this.to, cipher, mac, (m, hashed) => this.session.onMac(this.entry, m, hashed), blocks);
     }
     const { checkpointEvery } = this.session.options;
     let at = this.from;

@@ -30,6 +30,8 @@ export interface JobFileRow {
   error: string | null;
   /** WinZip AES authentication code of its entry once learned (encrypted jobs). */
   aesMac: Uint8Array | null;
+  /** Its salt generation (encrypted jobs; raised when its origin was found changed). Absent: 0. */
+  aesGeneration?: number;
 }
 
 /** A file of a bin, as the packer and stream downloads read it: its bin is known, its URL did not fail. */
@@ -50,6 +52,7 @@ const BIN_FILE_SELECT = {
   crcPrefix: true,
   crcPrefixLen: true,
   aesMac: true,
+  aesGeneration: true,
   headers: true,
   sourceId: true,
 } as const;
@@ -191,8 +194,30 @@ export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; posit
 }
 
 /** A file whose origin served other bytes than those learned: its CRC, MAC and checkpoint are learned again. */
-export async function forgetLearnedSums(db: DbTx, jobId: string, position: number): Promise<void> {
+export async function forgetLearnedSums(db: DbTx, jobId: string, position: number, aesGeneration?: number): Promise<void> {
   await db.jobFile.updateMany({ where: { jobId, position }, data: { crc32: null, aesMac: null, crcPrefix: null, crcPrefixLen: null } });
+  // An encrypted entry found serving other bytes gets a fresh salt, once per generation seen.
+  if (aesGeneration !== undefined) await db.jobFile.updateMany({ where: { jobId, position, aesGeneration }, data: { aesGeneration: aesGeneration + 1 } });
+}
+
+/** The plaintext block digests one salt generation of an encrypted entry has claimed, by block. */
+export async function blockDigestsOf(db: DbTx, jobId: string, position: number, generation: number): Promise<Map<number, Buffer>> {
+  const rows = await db.jobFileBlock.findMany({ where: { jobId, position, generation }, select: { block: true, digest: true } });
+  return new Map(rows.map((r) => [r.block, Buffer.from(r.digest)]));
+}
+
+/**
+ * Claims a block of an encrypted entry's keystream for the plaintext with this digest, unless
+ * a digest is there already; returns the digest that holds (first claim wins, atomically).
+ */
+export async function claimBlockDigest(db: DbTx, jobId: string, position: number, generation: number, block: number, digest: Buffer): Promise<Buffer> {
+  const inserted = await db.$queryRaw<{ digest: Uint8Array }[]>`
+    INSERT INTO job_file_blocks (job_id, position, generation, block, digest)
+    VALUES (${jobId}::uuid, ${position}, ${generation}, ${block}, ${digest})
+    ON CONFLICT DO NOTHING RETURNING digest`;
+  if (inserted.length > 0) return digest;
+  const held = await db.jobFileBlock.findUnique({ where: { jobId_position_generation_block: { jobId, position, generation, block } }, select: { digest: true } });
+  return held ? Buffer.from(held.digest) : digest;
 }
 
 /** A resume checkpoint of a body whose CRC is not known, only ever moved forward. */
