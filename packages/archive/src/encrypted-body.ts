@@ -11,14 +11,19 @@ import type { AesCtr, EntryMac } from '@ap/zip';
 export const PLAINTEXT_BLOCK = 1 << 20;
 
 /** The blocks a slice [from, to) of a body of `size` bytes is checked by: the bytes to read. */
-export function blockSpan(from: number, to: number, size: number): { start: number; end: number } {
-  return { start: Math.floor(from / PLAINTEXT_BLOCK) * PLAINTEXT_BLOCK, end: Math.min(size, Math.ceil(to / PLAINTEXT_BLOCK) * PLAINTEXT_BLOCK) };
+export function blockSpan(from: number, to: number, size: number): { start: number; end: number; size: number } {
+  return { start: Math.floor(from / PLAINTEXT_BLOCK) * PLAINTEXT_BLOCK, end: Math.min(size, Math.ceil(to / PLAINTEXT_BLOCK) * PLAINTEXT_BLOCK), size };
 }
 
-/** The bytes read are blockSpan's; `check` throws when a block's digest is not the one its keystream holds. */
+/**
+ * The bytes read are [start, end) of a body of `size` bytes; `check` throws when a block's
+ * digest is not the one its keystream holds. A last block cut short by `end` (a MAC's prefix,
+ * never sent) is not checked: it has no digest of its own.
+ */
 export interface BlockCheck {
   start: number;
   end: number;
+  size: number;
   check(block: number, digest: Buffer): Promise<void>;
 }
 
@@ -26,6 +31,33 @@ function digestOf(pieces: readonly Buffer[]): Buffer {
   const hash = createHash('sha256');
   for (const piece of pieces) hash.update(piece);
   return hash.digest().subarray(0, 16);
+}
+
+/** The digests of a body's plaintext blocks, from its chunks in order (a stored bin's writer records them). */
+export class BlockHasher {
+  private hash = createHash('sha256');
+  private at = 0;
+
+  constructor(private readonly size: number) {}
+
+  /** The blocks this chunk completes. */
+  update(chunk: Buffer): { block: number; digest: Buffer }[] {
+    const done: { block: number; digest: Buffer }[] = [];
+    let offset = 0;
+    while (offset < chunk.length) {
+      const blockEnd = Math.min(this.size, (Math.floor(this.at / PLAINTEXT_BLOCK) + 1) * PLAINTEXT_BLOCK);
+      const n = Math.min(chunk.length - offset, blockEnd - this.at);
+      if (n <= 0) break; // longer than probed: the archive fails it
+      this.hash.update(n === chunk.length ? chunk : chunk.subarray(offset, offset + n));
+      offset += n;
+      this.at += n;
+      if (this.at === blockEnd) {
+        done.push({ block: Math.floor((this.at - 1) / PLAINTEXT_BLOCK), digest: this.hash.digest().subarray(0, 16) });
+        this.hash = createHash('sha256');
+      }
+    }
+    return done;
+  }
 }
 
 /**
@@ -72,7 +104,8 @@ export async function* encryptedBody(
     let heldFrom = at;
     /** The held block, checked, then its part inside [from, to) encrypted. */
     async function* release(): AsyncGenerator<Buffer> {
-      await blocks!.check(Math.floor(heldFrom / PLAINTEXT_BLOCK), digestOf(held));
+      const block = Math.floor(heldFrom / PLAINTEXT_BLOCK);
+      if (at === Math.min(blocks!.size, (block + 1) * PLAINTEXT_BLOCK)) await blocks!.check(block, digestOf(held));
       let p = heldFrom;
       for (const piece of held) {
         const lo = Math.max(p, from);

@@ -2,11 +2,11 @@
 // records rendered from the layout, bodies fetched by range, CRC-32s learned on the way.
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
 import { setMaxListeners } from 'node:events';
-import type { Readable } from 'node:stream';
-import { crc32, planSlices, renderSegment, type AesCtr, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
+import { crc32, planSlices, renderSegment, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
+import { DataSource } from './data-source';
 import { blockSpan, encryptedBody, type BlockCheck } from './encrypted-body';
 import { KeysAhead } from './keys-ahead';
 import { skipTake } from './skip-take';
@@ -233,14 +233,13 @@ export class LayoutReader {
     const held = start && start.length > 0 ? this.macFrom(entry, start.length, upTo) : null;
     const { at: from, mac } = held ?? { at: 0, mac: this.layout.encryption!.mac(entry) };
     if (from === upTo) return mac;
-    const cipher = this.layout.encryption!.cipher(entry);
-    const opened = await this.open(this.inputs[entry]!, from, upTo);
-    let got = from;
-    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
-      mac.update(cipher.xor(chunk, got));
-      got += chunk.length;
-    }
-    if (got !== upTo) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
+    // The prefix's whole blocks are checked too: a resumed upload's MAC must cover the bytes
+    // its stored parts hold, not others (docs/archive-options.md#changed-origins).
+    const span = this.blockCheck(entry, from, upTo);
+    const blocks = span && { ...span, end: upTo };
+    const opened = await this.open(this.inputs[entry]!, blocks?.start ?? from, upTo);
+    const tracked = { at: from, mac };
+    for await (const ciphertext of encryptedBody(opened.stream, from, upTo, this.layout.encryption!.cipher(entry), tracked, () => undefined, blocks)) void ciphertext;
     return mac;
   }
 
@@ -348,70 +347,5 @@ export class LayoutReader {
 
   get options(): LayoutReaderOptions {
     return this.opts;
-  }
-}
-
-/** The body bytes of one data slice, with the entry's running CRC when it is tracked. */
-class DataSource {
-  private closed = false;
-
-  constructor(
-    private readonly session: LayoutReader,
-    private readonly entry: number,
-    private readonly input: LayoutInput,
-    private readonly opened: OpenedBody,
-    private readonly from: number,
-    private readonly to: number,
-    private readonly tracked: CrcCheckpoint | null,
-    /** An encrypted entry: its cipher, and its MAC when this slice learns it. */
-    private readonly encrypted: { cipher: AesCtr; mac: { at: number; mac: EntryMac } | null; blocks: BlockCheck | null } | null = null,
-  ) {}
-
-  get stream(): Readable {
-    return this.opened.stream;
-  }
-
-  async *read(): AsyncGenerator<Buffer> {
-    if (this.encrypted) {
-      const { cipher, mac, blocks } = this.encrypted;
-      return yield* encryptedBody(this.opened.stream, this.from, this.to, cipher, mac, (m, hashed) => this.session.onMac(this.entry, m, hashed), blocks);
-    }
-    const { checkpointEvery } = this.session.options;
-    let at = this.from;
-    // The CRC covers body bytes [0, hashed); it catches up once `at` passes a checkpoint ahead.
-    let hashed = this.tracked?.length ?? -1;
-    let crc = this.tracked?.crc ?? 0;
-    let saved = hashed;
-    let complete = false;
-    try {
-      for await (const chunk of this.opened.stream as AsyncIterable<Buffer>) {
-        if (chunk.length > this.to - at) throw new FetchError('length', 'file is longer than probed', { retryable: false });
-        const end = at + chunk.length;
-        if (hashed >= at && hashed < end) {
-          crc = crc32(hashed === at ? chunk : chunk.subarray(hashed - at), crc);
-          hashed = end;
-          if (hashed - saved >= checkpointEvery && hashed < this.input.size) {
-            saved = hashed;
-            this.session.onProgress(this.entry, { length: hashed, crc }, false);
-          }
-        }
-        at = end;
-        yield chunk;
-      }
-      if (at !== this.to) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
-      complete = true;
-    } finally {
-      // Every byte read was handed to the response, so the client never has more than `hashed`:
-      // a resume from anywhere up to it needs no extra origin bytes. A range ending mid-body
-      // leaves one exactly where the client will resume.
-      if (hashed === this.input.size && complete) this.session.onProgress(this.entry, { length: hashed, crc }, true);
-      else if (hashed > saved) this.session.onProgress(this.entry, { length: hashed, crc }, false);
-    }
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.opened.stream.destroy();
   }
 }

@@ -207,6 +207,19 @@ export async function blockDigestsOf(db: DbTx, jobId: string, position: number, 
 }
 
 /**
+ * What a stored bin's upload encrypted, block by block (a later upload of the bin writes over
+ * an earlier one's): a resume checks the origin still serves those bytes.
+ */
+export async function recordBlockDigests(db: DbTx, jobId: string, position: number, generation: number, digests: readonly { block: number; digest: Buffer }[]): Promise<void> {
+  if (digests.length === 0) return;
+  await db.$executeRaw`
+    INSERT INTO job_file_blocks (job_id, position, generation, block, digest)
+    SELECT ${jobId}::uuid, ${position}, ${generation}, b.block, b.digest
+    FROM unnest(${digests.map((d) => d.block)}::int[], ${digests.map((d) => d.digest)}::bytea[]) AS b(block, digest)
+    ON CONFLICT (job_id, position, generation, block) DO UPDATE SET digest = EXCLUDED.digest`;
+}
+
+/**
  * Claims a block of an encrypted entry's keystream for the plaintext with this digest, unless
  * a digest is there already; returns the digest that holds (first claim wins, atomically).
  */

@@ -90,6 +90,9 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
     return {
       async writeTo(res) {
         let sent = 0;
+        // The status goes out now: an AES block held back for its check and found changed
+        // ends a response that has begun, a cut, not a reset before any header.
+        if (!res.headersSent) res.flushHeaders();
         // Written straight to the response in batches: no stream between the reader and the
         // socket (bench:stream (a), docs/engine.md#fetching-ahead).
         const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
