@@ -26,7 +26,7 @@ afterAll(async () => {
 
 it('a resumed AES bin whose cut entry changed in its stored prefix is packed again from its start: a valid ZIP of the new bytes', async () => {
   const bodies = [bytesOf(81, 3 * MB), bytesOf(82, 16 * MB)];
-  // The second body waits at 14 MB: parts before it hold its first ~7 MB.
+  // The second body waits at 14 MB: the parts stored before it hold its first ~7 MB.
   const gated = await startGatedOrigin({ '/0.bin': bodies[0]!, '/1.bin': bodies[1]! }, { '/1.bin': 14 * MB });
   const child = spawnService('packer', { ...process.env, PUBLIC_BASE_URL: noWorkers.url, REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX, HEALTH_PORT: '0', WORKER_LOCK_MS: '2000' }, { stdio: 'ignore' });
   try {

@@ -27,10 +27,23 @@ export interface BlockCheck {
   check(block: number, digest: Buffer): Promise<void>;
 }
 
-function digestOf(pieces: readonly Buffer[]): Buffer {
+export function digestOf(pieces: readonly Buffer[]): Buffer {
   const hash = createHash('sha256');
   for (const piece of pieces) hash.update(piece);
   return hash.digest().subarray(0, 16);
+}
+
+/** A small body's bytes, read whole (checked ahead of its turn: its claim shares a round trip with the others opened ahead). */
+export async function readWhole(stream: Readable, size: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let got = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    got += chunk.length;
+    if (got > size) throw new FetchError('length', 'file is longer than probed', { retryable: false });
+    chunks.push(chunk);
+  }
+  if (got !== size) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
+  return Buffer.concat(chunks, size);
 }
 
 /** The digests of a body's plaintext blocks, from its chunks in order (a stored bin's writer records them). */

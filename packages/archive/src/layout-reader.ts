@@ -7,7 +7,8 @@ import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type File
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
 import { DataSource } from './data-source';
-import { blockSpan, encryptedBody, type BlockCheck } from './encrypted-body';
+import { Readable } from 'node:stream';
+import { blockSpan, digestOf, encryptedBody, readWhole, type BlockCheck } from './encrypted-body';
 import { KeysAhead } from './keys-ahead';
 import { skipTake } from './skip-take';
 
@@ -23,6 +24,8 @@ export const LAYOUT_READER_DEFAULTS: LayoutReaderOptions = { checkpointEvery: 64
 
 /** Non-data bytes are gathered into chunks of about this size (70,000 central records). */
 export const BATCH_BYTES = 64 * 1024;
+/** Encrypted bodies up to this size are read and checked when opened, ahead of their turn (8 at once: 2 MiB). */
+const CHECKED_WHEN_OPENED = 256 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
 
@@ -65,7 +68,7 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
 /** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
-export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'> & Partial<Pick<CrcStore, 'claimBlock'>>;
+export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'> & Partial<Pick<CrcStore, 'claimBlock' | 'loadBlocks'>>;
 
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
@@ -94,6 +97,12 @@ export class LayoutReader {
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
     const plan = this.planOf(slices);
+    if (this.layout.encryption && this.crcStore.loadBlocks) {
+      // The digests the response's bodies are checked against, read at once.
+      const entries = new Set([...plan.upfront.map((u) => u.entry), ...plan.pieces.flatMap((p) => (p.kind === 'body' ? [p.entry] : []))]);
+      const encryption = this.layout.encryption;
+      await this.crcStore.loadBlocks(this.jobId, [...entries].map((e) => ({ position: this.inputs[e]!.position, generation: encryption.generationOf(e) })));
+    }
     for (const { entry, from } of plan.upfront) {
       const input = this.inputs[entry]!;
       await this.keys?.need(entry);
@@ -186,6 +195,11 @@ export class LayoutReader {
     } finally {
       ahead.close();
     }
+  }
+
+  /** Resolves once what was learned of a file found changed is dropped (in Postgres too). */
+  async forgotten(): Promise<void> {
+    await this.forgetting;
   }
 
   /** Releases the first body if `bytes` never ran, and stores what was learned. */
@@ -306,7 +320,15 @@ export class LayoutReader {
       const mac = crc === null ? (whole ? { at: 0, mac: this.layout.encryption.mac(entry) } : null) : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
       const blocks = this.blockCheck(entry, from, to);
       const opened = await this.open(input, blocks?.start ?? from, blocks?.end ?? to);
-      return new DataSource(this, entry, input, opened, from, to, null, { cipher: this.layout.encryption.cipher(entry), mac, blocks });
+      const cipher = this.layout.encryption.cipher(entry);
+      if (blocks && input.size <= CHECKED_WHEN_OPENED) {
+        // One block, checked now: the claims of the small bodies opened ahead go to Postgres together.
+        const plaintext = await readWhole(opened.stream, input.size);
+        await blocks.check(0, digestOf([plaintext]));
+        opened.stream = Readable.from([plaintext.subarray(from, to)]);
+        return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks: null });
+      }
+      return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks });
     }
     // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
     const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };

@@ -106,6 +106,8 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
           if (!ended.aborted) res.end();
         } catch (err) {
           out.flush();
+          // A changed file is forgotten before the cut, so the client's next request learns it again.
+          await reader.forgotten();
           // The client sees a truncated transfer.
           res.destroy();
           if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId: usage.zipId }, 'stream download failed');
