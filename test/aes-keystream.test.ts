@@ -31,15 +31,34 @@ afterAll(async () => {
 async function fullGet(url: string): Promise<{ complete: boolean; body: Buffer; etag: string | null }> {
   const res = await fetch(url);
   expect(res.status).toBe(200);
-  const length = Number(res.headers.get('content-length'));
+  const length = res.headers.get('content-length');
   const chunks: Buffer[] = [];
+  let cut = false;
   try {
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk));
   } catch {
-    // Cut.
+    cut = true;
   }
   const body = Buffer.concat(chunks);
-  return { complete: body.length === length, body, etag: res.headers.get('etag') };
+  return { complete: !cut && (length === null || body.length === Number(length)), body, etag: res.headers.get('etag') };
+}
+
+/** Same salt in two responses means same keystream: their ciphertexts must then agree byte for byte. Returns the pairs compared. */
+function expectNoKeystreamReuse(responses: readonly { body: Buffer }[], entries: readonly { name: string; dataAt: number; length: number }[]): number {
+  let sameSaltPairs = 0;
+  for (const { name, dataAt, length } of entries) {
+    for (let a = 0; a < responses.length; a++) {
+      for (let b = a + 1; b < responses.length; b++) {
+        const [x, y] = [responses[a]!.body, responses[b]!.body];
+        if (x.length < dataAt + 16 || y.length < dataAt + 16 || !x.subarray(dataAt, dataAt + 16).equals(y.subarray(dataAt, dataAt + 16))) continue;
+        sameSaltPairs++;
+        const end = Math.min(dataAt + 18 + length, x.length, y.length);
+        const differsAt = x.subarray(dataAt + 18, end).findIndex((byte, i) => byte !== y[dataAt + 18 + i]);
+        expect({ name, pair: [a + 1, b + 1], differsAt }).toEqual({ name, pair: [a + 1, b + 1], differsAt: -1 });
+      }
+    }
+  }
+  return sameSaltPairs;
 }
 
 /** Where each entry's salt and ciphertext sit, from a complete ZIP's central directory (the layout is the same in every response). */
@@ -80,22 +99,8 @@ describe('an AES stream ZIP whose origin changes a block without validators', ()
     const third = await fullGet(url);
     const fourth = await fullGet(url);
 
-    const responses = [first, second, third, fourth];
-    let sameSaltPairs = 0;
-    for (const { name, dataAt, length } of entries) {
-      for (let a = 0; a < responses.length; a++) {
-        for (let b = a + 1; b < responses.length; b++) {
-          const [x, y] = [responses[a]!.body, responses[b]!.body];
-          if (x.length < dataAt + 16 || y.length < dataAt + 16 || !x.subarray(dataAt, dataAt + 16).equals(y.subarray(dataAt, dataAt + 16))) continue;
-          sameSaltPairs++;
-          const end = Math.min(dataAt + 18 + length, x.length, y.length);
-          const differsAt = x.subarray(dataAt + 18, end).findIndex((byte, i) => byte !== y[dataAt + 18 + i]);
-          expect({ name, pair: [a + 1, b + 1], differsAt }).toEqual({ name, pair: [a + 1, b + 1], differsAt: -1 });
-        }
-      }
-    }
     // The comparison saw the cases that matter: the cut response shares the first salt.
-    expect(sameSaltPairs).toBeGreaterThanOrEqual(3);
+    expect(expectNoKeystreamReuse([first, second, third, fourth], entries)).toBeGreaterThanOrEqual(3);
     expect(second.body.length).toBeGreaterThan(entries[0]!.dataAt + 18);
     // Nothing of the changed block went out: the check comes before its encryption.
     expect(second.body.length).toBeLessThanOrEqual(entries[0]!.dataAt + 18 + 2 * MiB);
@@ -106,5 +111,27 @@ describe('an AES stream ZIP whose origin changes a block without validators', ()
     expect(third.etag).not.toBe(first.etag);
     // Stable under the fresh salt, as Range and resume need.
     expect(fourth.body.equals(third.body)).toBe(true);
+  }, 120_000);
+
+  it('of unknown size (no Content-Length): the same, written whole each time', async () => {
+    const before = bytesOf(920, 2 * MiB + 3000);
+    const after = Buffer.from(before);
+    bytesOf(921, 500).copy(after, MiB + 100);
+    const file = origin.set('/keystream/chunked.bin', { body: before, chunked: true });
+    const res = await call(stack.url, 'POST', '/jobs', { key, body: { files: [{ url: file }], mode: 'stream', encryption: { method: 'aes-256', password: PASSWORD } } });
+    expect(res.status).toBe(201);
+    const url: string = (await waitForJob(stack.url, key, res.body.job_id, ['completed'])).zips[0].download_url;
+
+    const first = await fullGet(url);
+    expect(first.complete).toBe(true);
+    const entries = entriesOf(first.body);
+    origin.set('/keystream/chunked.bin', { body: after, chunked: true });
+    const second = await fullGet(url);
+    const third = await fullGet(url);
+    expect(expectNoKeystreamReuse([first, second, third], entries)).toBeGreaterThanOrEqual(1);
+    expect(second.complete).toBe(false);
+    expect(second.body.length).toBeLessThanOrEqual(entries[0]!.dataAt + 18 + MiB);
+    expect(third.complete).toBe(true);
+    expect(readAesZip(third.body, PASSWORD).map((e) => sha256(e.data))).toEqual([sha256(after)]);
   }, 120_000);
 });

@@ -11,7 +11,7 @@ import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
-import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type ZipEncryption, type ZipLayout } from '@ap/zip';
+import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type BlockChecker, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { BatchedWriter } from './batched-writer';
 import { createDurableWriter } from './durable-usage';
@@ -127,7 +127,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
   ): Promise<void> {
     const abort = new AbortController();
     whenAborted(ctx.ended, () => abort.abort(ctx.ended.reason));
-    const zipfile = newZipOutput(ctx.encryption);
+    const zipfile = newZipOutput(ctx.encryption, ctx.encryption && blockChecker(crcStore, ctx.usage.jobId, rows, ctx.encryption));
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => {
       sent += c.length;
@@ -158,6 +158,21 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
       await recordUsage(ctx.usage, sent);
     }
   }
+}
+
+/**
+ * An AES ZIP of unknown size is written whole each time: its blocks are checked against the
+ * digests their keystreams hold, as the layout reader checks them, and a changed file is
+ * forgotten (a fresh salt) before the response is cut (docs/archive-options.md#changed-origins).
+ */
+function blockChecker(crcStore: CrcStore, jobId: string, rows: readonly BinFileRow[], encryption: ZipEncryption): BlockChecker {
+  return async (index, block, digest) => {
+    const position = rows[index]!.position;
+    const generation = encryption.generationOf(index);
+    if (await crcStore.claimBlock(jobId, position, generation, block, digest)) return true;
+    await crcStore.forget(jobId, position, generation);
+    return false;
+  };
 }
 
 function clientLeft(err: unknown): boolean {
