@@ -1,6 +1,6 @@
-// Preparing is fair across users and bounded (docs/guarantees.md#preparing-fairly-and-bounded):
-// one user's split jobs of URLs on an origin that accepts connections and never answers do
-// not hold another user's split job in `preparing`, and each fails "preparing took too long".
+// Preparing is bounded (docs/guarantees.md#preparing-fairly-and-bounded): split jobs of URLs
+// on an origin that accepts connections and never answers each fail "preparing took too long".
+// Fairness across users: test/prepare-fairness.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -56,8 +56,8 @@ export interface BodyObserver {
   start(index: number, entry: { name: string; size: number | null; etag: string | null; lastModified: string | null }): void;
   /** `files[index]` is left out: its URL failed before any byte (fail_on_url_error false). */
   skip(index: number): void;
-  /** A chunk of it went into the archive: the body's bytes so far and their CRC-32. */
-  progress(bytes: number, crc: number): void;
+  /** A chunk of it went into the archive: the body's bytes so far, their CRC-32, and the chunk. */
+  progress(bytes: number, crc: number, chunk: Buffer): void;
   /** It ended whole. */
   end(crc: number): void;
 }
@@ -179,7 +179,7 @@ function streamEntry(
       if (observer) {
         stream.on('data', (chunk: Buffer) => {
           bytes += chunk.length;
-          observer.progress(bytes, entry.crc32);
+          observer.progress(bytes, entry.crc32, chunk);
         });
       } else stream.on('data', (chunk: Buffer) => void (bytes += chunk.length));
       if (maxBytes !== null) {

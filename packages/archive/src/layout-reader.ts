@@ -2,12 +2,13 @@
 // records rendered from the layout, bodies fetched by range, CRC-32s learned on the way.
 // Stream-mode downloads serve ranges with it; the packer resumes a multipart upload with it.
 import { setMaxListeners } from 'node:events';
-import type { Readable } from 'node:stream';
-import { crc32, planSlices, renderSegment, type AesCtr, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
+import { crc32, planSlices, renderSegment, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
 import type { CrcStore } from './crc-store';
-import { encryptedBody } from './encrypted-body';
+import { DataSource } from './data-source';
+import { Readable } from 'node:stream';
+import { blockSpan, digestOf, encryptedBody, readWhole, type BlockCheck } from './encrypted-body';
 import { KeysAhead } from './keys-ahead';
 import { skipTake } from './skip-take';
 
@@ -23,6 +24,8 @@ export const LAYOUT_READER_DEFAULTS: LayoutReaderOptions = { checkpointEvery: 64
 
 /** Non-data bytes are gathered into chunks of about this size (70,000 central records). */
 export const BATCH_BYTES = 64 * 1024;
+/** Encrypted bodies up to this size are read and checked when opened, ahead of their turn (8 at once: 2 MiB). */
+const CHECKED_WHEN_OPENED = 256 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
 
@@ -65,7 +68,7 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
 /** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
-export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'>;
+export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'> & Partial<Pick<CrcStore, 'claimBlock' | 'loadBlocks'>>;
 
 /** The bytes of slices of one layout, in order; CRCs learned go to the CRC store. */
 export class LayoutReader {
@@ -94,6 +97,12 @@ export class LayoutReader {
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
     const plan = this.planOf(slices);
+    if (this.layout.encryption && this.crcStore.loadBlocks) {
+      // The digests the response's bodies are checked against, read at once.
+      const entries = new Set([...plan.upfront.map((u) => u.entry), ...plan.pieces.flatMap((p) => (p.kind === 'body' ? [p.entry] : []))]);
+      const encryption = this.layout.encryption;
+      await this.crcStore.loadBlocks(this.jobId, [...entries].map((e) => ({ position: this.inputs[e]!.position, generation: encryption.generationOf(e) })));
+    }
     for (const { entry, from } of plan.upfront) {
       const input = this.inputs[entry]!;
       await this.keys?.need(entry);
@@ -188,6 +197,11 @@ export class LayoutReader {
     }
   }
 
+  /** Resolves once what was learned of a file found changed is dropped (in Postgres too). */
+  async forgotten(): Promise<void> {
+    await this.forgetting;
+  }
+
   /** Releases the first body if `bytes` never ran, and stores what was learned. */
   async close(): Promise<void> {
     this.ahead?.close();
@@ -233,14 +247,13 @@ export class LayoutReader {
     const held = start && start.length > 0 ? this.macFrom(entry, start.length, upTo) : null;
     const { at: from, mac } = held ?? { at: 0, mac: this.layout.encryption!.mac(entry) };
     if (from === upTo) return mac;
-    const cipher = this.layout.encryption!.cipher(entry);
-    const opened = await this.open(this.inputs[entry]!, from, upTo);
-    let got = from;
-    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
-      mac.update(cipher.xor(chunk, got));
-      got += chunk.length;
-    }
-    if (got !== upTo) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
+    // The prefix's whole blocks are checked too: a resumed upload's MAC must cover the bytes
+    // its stored parts hold, not others (docs/archive-options.md#changed-origins).
+    const span = this.blockCheck(entry, from, upTo);
+    const blocks = span && { ...span, end: upTo };
+    const opened = await this.open(this.inputs[entry]!, blocks?.start ?? from, upTo);
+    const tracked = { at: from, mac };
+    for await (const ciphertext of encryptedBody(opened.stream, from, upTo, this.layout.encryption!.cipher(entry), tracked, () => undefined, blocks)) void ciphertext;
     return mac;
   }
 
@@ -256,7 +269,8 @@ export class LayoutReader {
   private changed(entry: number): never {
     this.crcs.delete(entry);
     this.macs.delete(entry);
-    this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position);
+    // An encrypted entry's next layout gets a fresh salt: its keystream never meets the new bytes.
+    this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position, this.layout.encryption?.generationOf(entry));
     throw new FetchError('changed', 'file changed since it was first read', { retryable: false });
   }
 
@@ -304,13 +318,40 @@ export class LayoutReader {
       await this.keys?.need(entry);
       // The MAC runs over the whole ciphertext: tracked from 0 or a kept checkpoint, or over a prefix fetched first.
       const mac = crc === null ? (whole ? { at: 0, mac: this.layout.encryption.mac(entry) } : null) : crc.kind === 'track' ? this.macFrom(entry, crc.state.length) : { at: from, mac: await this.macUpTo(entry, from, crc.state) };
-      const opened = await this.open(input, from, to);
-      return new DataSource(this, entry, input, opened, from, to, null, { cipher: this.layout.encryption.cipher(entry), mac });
+      const blocks = this.blockCheck(entry, from, to);
+      const opened = await this.open(input, blocks?.start ?? from, blocks?.end ?? to);
+      const cipher = this.layout.encryption.cipher(entry);
+      if (blocks && input.size <= CHECKED_WHEN_OPENED) {
+        // One block, checked now: the claims of the small bodies opened ahead go to Postgres together.
+        const plaintext = await readWhole(opened.stream, input.size);
+        await blocks.check(0, digestOf([plaintext]));
+        opened.stream = Readable.from([plaintext.subarray(from, to)]);
+        return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks: null });
+      }
+      return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks });
     }
     // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
     const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
     const opened = await this.open(input, from, to);
     return new DataSource(this, entry, input, opened, from, to, tracked);
+  }
+
+  /**
+   * The whole plaintext blocks around an encrypted slice, each checked against the digest its
+   * keystream holds before it is encrypted (docs/archive-options.md#changed-origins); null
+   * where the sink keeps no digests (a segment's own tally).
+   */
+  private blockCheck(entry: number, from: number, to: number): BlockCheck | null {
+    const claim = this.crcStore.claimBlock?.bind(this.crcStore);
+    if (!claim) return null;
+    const { position, size } = this.inputs[entry]!;
+    const generation = this.layout.encryption!.generationOf(entry);
+    return {
+      ...blockSpan(from, to, size),
+      check: async (block, digest) => {
+        if (!(await claim(this.jobId, position, generation, block, digest))) this.changed(entry);
+      },
+    };
   }
 
   /** Called by a data source as its body streams. */
@@ -328,70 +369,5 @@ export class LayoutReader {
 
   get options(): LayoutReaderOptions {
     return this.opts;
-  }
-}
-
-/** The body bytes of one data slice, with the entry's running CRC when it is tracked. */
-class DataSource {
-  private closed = false;
-
-  constructor(
-    private readonly session: LayoutReader,
-    private readonly entry: number,
-    private readonly input: LayoutInput,
-    private readonly opened: OpenedBody,
-    private readonly from: number,
-    private readonly to: number,
-    private readonly tracked: CrcCheckpoint | null,
-    /** An encrypted entry: its cipher, and its MAC when this slice learns it. */
-    private readonly encrypted: { cipher: AesCtr; mac: { at: number; mac: EntryMac } | null } | null = null,
-  ) {}
-
-  get stream(): Readable {
-    return this.opened.stream;
-  }
-
-  async *read(): AsyncGenerator<Buffer> {
-    if (this.encrypted) {
-      const { cipher, mac } = this.encrypted;
-      return yield* encryptedBody(this.opened.stream, this.from, this.to, cipher, mac, (m, hashed) => this.session.onMac(this.entry, m, hashed));
-    }
-    const { checkpointEvery } = this.session.options;
-    let at = this.from;
-    // The CRC covers body bytes [0, hashed); it catches up once `at` passes a checkpoint ahead.
-    let hashed = this.tracked?.length ?? -1;
-    let crc = this.tracked?.crc ?? 0;
-    let saved = hashed;
-    let complete = false;
-    try {
-      for await (const chunk of this.opened.stream as AsyncIterable<Buffer>) {
-        if (chunk.length > this.to - at) throw new FetchError('length', 'file is longer than probed', { retryable: false });
-        const end = at + chunk.length;
-        if (hashed >= at && hashed < end) {
-          crc = crc32(hashed === at ? chunk : chunk.subarray(hashed - at), crc);
-          hashed = end;
-          if (hashed - saved >= checkpointEvery && hashed < this.input.size) {
-            saved = hashed;
-            this.session.onProgress(this.entry, { length: hashed, crc }, false);
-          }
-        }
-        at = end;
-        yield chunk;
-      }
-      if (at !== this.to) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
-      complete = true;
-    } finally {
-      // Every byte read was handed to the response, so the client never has more than `hashed`:
-      // a resume from anywhere up to it needs no extra origin bytes. A range ending mid-body
-      // leaves one exactly where the client will resume.
-      if (hashed === this.input.size && complete) this.session.onProgress(this.entry, { length: hashed, crc }, true);
-      else if (hashed > saved) this.session.onProgress(this.entry, { length: hashed, crc }, false);
-    }
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.opened.stream.destroy();
   }
 }

@@ -12,13 +12,14 @@
 //   entry is recorded as it starts, and a resume probes the files not reached yet (as the
 //   preparer does) to lay out the rest.
 import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
-import { binUploadParts, forgetBinUpload, markBinUploadNotResumable, recordBinPart, recordBinUpload, recordEntries, type BinFileRow, type Db } from '@ap/db';
+import { binUploadParts, forgetBinUpload, markBinUploadNotResumable, recordBinPart, recordBinUpload, recordBlockDigests, recordEntries, type BinFileRow, type Db } from '@ap/db';
 import { findFetchError, mapLimit, type Fetcher, type FileAccess } from '@ap/fetch';
 import type { Logger } from '@ap/log';
 import { ResumeRefused, type MultipartHooks, type ObjectInfo, type ObjectStore, type UploadedPart } from '@ap/storage';
 import { layoutOfFiles, sliceRange, streamEtag, ZipSizer, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import type { BodyObserver } from './archive';
 import { CrcStore } from './crc-store';
+import { BlockHasher } from './encrypted-body';
 import { LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf } from './layout-reader';
 
 /** A bin's file as the packer loads it. */
@@ -68,6 +69,8 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
   /** The archive so far, and the entries not yet in Postgres (as-written bins). */
   private readonly written: ZipSizer;
   private started: { position: number; name: string; size: number; etag: string | null; lastModified: string | null }[] = [];
+  /** An encrypted entry's plaintext block digests, made as its body goes in. */
+  private blocks: BlockHasher | null = null;
   /** DB writes in order: an entry is recorded before a part holding its bytes is. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -96,15 +99,18 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
       if (this.started.length >= 2000) void this.write(() => this.recordStarted());
     }
     this.nextCheckpoint = (Math.floor(this.dataOffset / this.plan.partSize) + 1) * this.plan.partSize;
+    this.blocks = this.plan.encryption && entry.size !== null ? new BlockHasher(entry.size) : null;
   }
 
   skip(): void {
     this.invalidate();
   }
 
-  progress(bytes: number, crc: number): void {
-    // An encrypted entry has no CRC (AE-2): a resume learns its MAC from the body instead.
-    if (!this.valid || this.plan.encryption) return;
+  progress(bytes: number, crc: number, chunk: Buffer): void {
+    if (!this.valid) return;
+    // An encrypted entry has no CRC (AE-2): a resume learns its MAC from the body instead, and
+    // checks it against the digests of the blocks written (docs/archive-options.md#changed-origins).
+    if (this.plan.encryption) return this.recordBlocks(chunk);
     const at = this.dataOffset + bytes;
     if (at < this.nextCheckpoint) return;
     // The first chunk boundary past a part boundary: any checkpoint of the body serves a
@@ -115,6 +121,15 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
 
   end(crc: number): void {
     if (this.valid && !this.plan.encryption) this.crcStore.crc(this.jobId, this.files[this.entry]!.position, crc);
+  }
+
+  private recordBlocks(chunk: Buffer): void {
+    const done = this.blocks?.update(chunk) ?? [];
+    if (done.length === 0) return;
+    const position = this.files[this.entry]!.position;
+    const generation = this.plan.encryption!.generationOf(this.entry);
+    // In the write order: a block's digest is in Postgres before a part after it is recorded.
+    void this.write(() => recordBlockDigests(this.db, this.jobId, position, generation, done));
   }
 
   onStart(uploadId: string): void {

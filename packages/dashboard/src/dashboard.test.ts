@@ -244,7 +244,7 @@ describe('dashboard in Chromium', () => {
     await page.getByText('No failed jobs.').waitFor();
     expect(new URL(page.url()).search).toBe('?status=failed');
     await page.getByLabel('Status').selectOption('completed');
-    // One user's stream jobs prepare one at a time per preparer (docs/guarantees.md#preparing-fairly-and-bounded).
+    // 24 jobs of one user, prepared two at a time by the test stack's preparer.
     await page.getByText('24 jobs completed').waitFor({ timeout: 120_000 });
     const statuses = await page.locator('table.jobs tbody .badge').allTextContents();
     expect(new Set(statuses)).toEqual(new Set(['completed']));

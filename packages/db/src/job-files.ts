@@ -30,6 +30,8 @@ export interface JobFileRow {
   error: string | null;
   /** WinZip AES authentication code of its entry once learned (encrypted jobs). */
   aesMac: Uint8Array | null;
+  /** Its salt generation (encrypted jobs; raised when its origin was found changed). Absent: 0. */
+  aesGeneration?: number;
 }
 
 /** A file of a bin, as the packer and stream downloads read it: its bin is known, its URL did not fail. */
@@ -50,6 +52,7 @@ const BIN_FILE_SELECT = {
   crcPrefix: true,
   crcPrefixLen: true,
   aesMac: true,
+  aesGeneration: true,
   headers: true,
   sourceId: true,
 } as const;
@@ -191,8 +194,66 @@ export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; posit
 }
 
 /** A file whose origin served other bytes than those learned: its CRC, MAC and checkpoint are learned again. */
-export async function forgetLearnedSums(db: DbTx, jobId: string, position: number): Promise<void> {
-  await db.jobFile.updateMany({ where: { jobId, position }, data: { crc32: null, aesMac: null, crcPrefix: null, crcPrefixLen: null } });
+export async function forgetLearnedSums(db: DbTx, jobId: string, position: number, aesGeneration?: number): Promise<void> {
+  // An encrypted entry found serving other bytes gets a fresh salt, once per generation seen;
+  // one statement, so no request reads the sums gone under the old salt.
+  const next = aesGeneration === undefined ? null : aesGeneration + 1;
+  await db.$executeRaw`
+    UPDATE job_files SET crc32 = NULL, aes_mac = NULL, crc_prefix = NULL, crc_prefix_length = NULL,
+      aes_generation = CASE WHEN ${next}::int IS NOT NULL AND aes_generation = ${next}::int - 1 THEN ${next}::int ELSE aes_generation END
+    WHERE job_id = ${jobId}::uuid AND position = ${position}`;
+}
+
+/** The plaintext block digests some encrypted entries' salt generations have claimed, by position, then block: one query. */
+export async function blockDigestsOf(db: DbTx, jobId: string, files: readonly { position: number; generation: number }[]): Promise<Map<number, Map<number, Buffer>>> {
+  const out = new Map(files.map((f) => [f.position, new Map<number, Buffer>()]));
+  if (files.length === 0) return out;
+  const generation = new Map(files.map((f) => [f.position, f.generation]));
+  const rows = await db.jobFileBlock.findMany({ where: { jobId, position: { in: files.map((f) => f.position) } }, select: { position: true, generation: true, block: true, digest: true } });
+  for (const r of rows) if (generation.get(r.position) === r.generation) out.get(r.position)!.set(r.block, Buffer.from(r.digest));
+  return out;
+}
+
+/**
+ * What a stored bin's upload encrypted, block by block (a later upload of the bin writes over
+ * an earlier one's): a resume checks the origin still serves those bytes.
+ */
+export async function recordBlockDigests(db: DbTx, jobId: string, position: number, generation: number, digests: readonly { block: number; digest: Buffer }[]): Promise<void> {
+  if (digests.length === 0) return;
+  await db.$executeRaw`
+    INSERT INTO job_file_blocks (job_id, position, generation, block, digest)
+    SELECT ${jobId}::uuid, ${position}, ${generation}, b.block, b.digest
+    FROM unnest(${digests.map((d) => d.block)}::int[], ${digests.map((d) => d.digest)}::bytea[]) AS b(block, digest)
+    ON CONFLICT (job_id, position, generation, block) DO UPDATE SET digest = EXCLUDED.digest`;
+}
+
+/** One block of an encrypted entry's keystream, with the digest of the plaintext to encrypt there. */
+export interface BlockClaim {
+  jobId: string;
+  position: number;
+  generation: number;
+  block: number;
+  digest: Buffer;
+}
+
+/**
+ * Claims blocks of encrypted entries' keystreams for the plaintexts with these digests, where
+ * no digest is there already; returns the digest that holds for each, in order (the first
+ * claim wins, atomically: of two replicas racing for a block, one).
+ */
+export async function claimBlockDigests(db: DbTx, claims: readonly BlockClaim[]): Promise<Buffer[]> {
+  if (claims.length === 0) return [];
+  const column = <T>(pick: (c: BlockClaim) => T) => claims.map(pick);
+  await db.$executeRaw`
+    INSERT INTO job_file_blocks (job_id, position, generation, block, digest)
+    SELECT * FROM unnest(${column((c) => c.jobId)}::uuid[], ${column((c) => c.position)}::int[], ${column((c) => c.generation)}::int[], ${column((c) => c.block)}::int[], ${column((c) => c.digest)}::bytea[])
+    ON CONFLICT DO NOTHING`;
+  const held = await db.$queryRaw<{ i: number; digest: Uint8Array }[]>`
+    SELECT w.i, b.digest FROM unnest(${column((c) => c.jobId)}::uuid[], ${column((c) => c.position)}::int[], ${column((c) => c.generation)}::int[], ${column((c) => c.block)}::int[]) WITH ORDINALITY AS w(job_id, position, generation, block, i)
+    JOIN job_file_blocks b USING (job_id, position, generation, block)`;
+  const out = claims.map((c) => c.digest);
+  for (const h of held) out[Number(h.i) - 1] = Buffer.from(h.digest);
+  return out;
 }
 
 /** A resume checkpoint of a body whose CRC is not known, only ever moved forward. */

@@ -165,6 +165,19 @@ export function preparingJobsAdrift(db: DbTx, at: { unenqueuedBefore: Date; stal
   });
 }
 
+/**
+ * A preparing job's place among its user's preparing jobs, oldest first (1 = the oldest): the
+ * prepare message's priority, so users' first jobs go round-robin
+ * (docs/guarantees.md#preparing-fairly-and-bounded). 1 when the job is no longer preparing.
+ */
+export async function preparingRank(db: DbTx, jobId: string): Promise<number> {
+  const rows = await db.$queryRaw<{ rank: bigint }[]>`
+    SELECT count(*) AS rank FROM jobs other JOIN jobs job ON job.id = ${jobId}::uuid
+    WHERE other.user_id = job.user_id AND other.status = 'preparing'
+      AND (other.created_at, other.id) <= (job.created_at, job.id)`;
+  return Math.max(1, Number(rows[0]?.rank ?? 1));
+}
+
 /** Preparing jobs whose prepare was put on the queue, oldest first: upkeep checks the queue still holds it. */
 export function preparingJobsEnqueued(db: DbTx, limit: number, jobIds?: readonly string[]): Promise<{ id: string; attempt: number }[]> {
   return db.job.findMany({

@@ -84,7 +84,7 @@ describe('job_files operations', () => {
       { url: 'http://o/c', error: 'broke', zipId },
     ]);
     expect(await binFiles(db, zipId)).toEqual([
-      { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null, headers: null, sourceId: null },
+      { position: 0, url: 'http://o/a', filename: 'given.txt', size: 10n, etag: '"e"', lastModified: null, entryName: 'given.txt', crc32: null, crcPrefix: null, crcPrefixLen: null, aesMac: null, aesGeneration: 0, headers: null, sourceId: null },
     ]);
   });
 

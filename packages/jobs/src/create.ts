@@ -1,8 +1,8 @@
 import { createSingleBin, insertJob, insertJobFiles, markJobEnqueued, type Db, type NewJobFileRow, type SplitStrategyName } from '@ap/db';
-import { enqueue, type WorkQueues } from '@ap/queue';
+import type { WorkQueues } from '@ap/queue';
 import type { ArchiveOptionColumns } from './archive-options';
 import { enqueueSoon } from './enqueue-soon';
-import { queueBinsOf } from './fair-share';
+import { queueBinsOf, queuePrepare } from './fair-share';
 import { isPrefixEntry } from '@ap/contract';
 import { newZipId } from './ids';
 
@@ -82,7 +82,7 @@ export async function createJob(db: Db, queues: WorkQueues, job: NewJob, onEnque
     queues,
     async () => {
       if (zipId) await queueBinsOf(db, queues, job.userId);
-      else await enqueue.prepare(queues, { jobId: job.id, attempt: 0 });
+      else await queuePrepare(db, queues, { jobId: job.id, attempt: 0 });
       await markJobEnqueued(db, job.id);
     },
     onEnqueueError,

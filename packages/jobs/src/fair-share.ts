@@ -5,8 +5,8 @@
 // Admission is in Postgres, so a Redis loss loses no admission: upkeep queues the admitted bins
 // again, ranked again.
 import { DEFAULT_PLAN_CONCURRENT_BINS } from '@ap/contract';
-import { admitBins, type Db } from '@ap/db';
-import { enqueue, type WorkQueues } from '@ap/queue';
+import { admitBins, preparingRank, type Db } from '@ap/db';
+import { enqueue, type PreparePayload, type WorkQueues } from '@ap/queue';
 
 
 /**
@@ -32,3 +32,11 @@ export async function queueBinsOf(
   return added;
 }
 
+
+/**
+ * Puts a job's prepare message on the queue unless it is there, with the job's place among its
+ * user's preparing jobs as its priority (docs/guarantees.md#preparing-fairly-and-bounded).
+ */
+export async function queuePrepare(db: Db, queues: Pick<WorkQueues, 'prepare'>, payload: PreparePayload): Promise<boolean> {
+  return enqueue.prepare(queues, payload, await preparingRank(db, payload.jobId));
+}

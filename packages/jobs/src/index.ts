@@ -5,7 +5,7 @@ export { aggregateJobStatus, type BinStatus, type JobStatus } from './status';
 export { newZipId, objectKeyFor } from './ids';
 export { reconcile, sweepExpired, startMaintenance, MAINTENANCE_INTERVAL_MS, STALE_AFTER_MS, type MaintenanceScope, type ReconcileReport } from './maintenance';
 export { BinProgress, binProgress, segmentProgress, PROGRESS_INTERVAL_MS } from './progress';
-export { queueBinsOf } from './fair-share';
+export { queueBinsOf, queuePrepare } from './fair-share';
 export { settleJob, CANCELLED_BY_FAIL_FAST, type SettleOptions } from './settle';
 export { endJob, announceDeliveries, type EndStatus } from './end';
 export {

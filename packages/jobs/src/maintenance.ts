@@ -4,7 +4,7 @@ import type { ObjectStore } from '@ap/storage';
 import { dueDeliveries } from '@ap/webhooks';
 import { deleteJobObjects } from './objects';
 import { createQueue, createWorker, enqueue, jobIds, type Queue, type Redis, type WorkQueues } from '@ap/queue';
-import { queueBinsOf } from './fair-share';
+import { queueBinsOf, queuePrepare } from './fair-share';
 
 /** Work whose row has not moved for this long is put on the queue again (lost message, dead worker). */
 export const STALE_AFTER_MS = 120_000;
@@ -61,7 +61,7 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
     }
   }
   for (const job of preparing) {
-    await enqueue.prepare(queues, { jobId: job.id, attempt: job.attempt });
+    await queuePrepare(db, queues, { jobId: job.id, attempt: job.attempt });
     report.prepares++;
   }
 

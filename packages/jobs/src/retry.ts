@@ -3,9 +3,9 @@ import type { ObjectStore } from '@ap/storage';
 import { needsPreparing } from './create';
 import { newZipId } from './ids';
 import { deleteJobObjects } from './objects';
-import { enqueue, type WorkQueues } from '@ap/queue';
+import type { WorkQueues } from '@ap/queue';
 import { enqueueSoon } from './enqueue-soon';
-import { queueBinsOf } from './fair-share';
+import { queueBinsOf, queuePrepare } from './fair-share';
 
 export type RetryOutcome = 'retried' | 'not-failed' | 'not-found';
 
@@ -70,7 +70,7 @@ export async function retryJob(
   await enqueueSoon(
     queues,
     async () => {
-      if (binsToRun.length === 0) await enqueue.prepare(queues, { jobId, attempt });
+      if (binsToRun.length === 0) await queuePrepare(db, queues, { jobId, attempt });
       else await queueBinsOf(db, queues, userId);
       await markJobEnqueued(db, jobId);
     },

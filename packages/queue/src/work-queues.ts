@@ -55,7 +55,13 @@ async function addOnce<T>(queue: Queue<T>, name: string, id: string, payload: T,
 }
 
 export const enqueue = {
-  prepare: (queues: Pick<WorkQueues, 'prepare'>, payload: PreparePayload) => addOnce(queues.prepare, 'prepare', jobIds.prepare(payload), payload),
+  /**
+   * One job to prepare. `priority` is the job's place among its user's preparing jobs (1 = the
+   * oldest), as for bins: users' first jobs go round-robin. A priority, not a parked message:
+   * the message stays in the queue the whole time, so nothing can lose it.
+   */
+  prepare: (queues: Pick<WorkQueues, 'prepare'>, payload: PreparePayload, priority: number) =>
+    addOnce(queues.prepare, 'prepare', jobIds.prepare(payload), payload, { priority }),
   /**
    * One bin. `priority` is the bin's place among its user's queued bins (1 = next): BullMQ
    * serves lower numbers first and is FIFO within one, so users' first bins go round-robin.

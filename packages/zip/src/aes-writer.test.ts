@@ -37,6 +37,48 @@ describe('AesZipWriter', () => {
     expect(readAesZip(written, 'password-123').map((e) => e.data.length)).toEqual(bodies.map((b) => b.length));
   });
 
+  it('with a block checker, asks about every 1 MiB block before encrypting it: the same bytes, or an error before a refused block', async () => {
+    const bodies = [randomBytes((3 << 20) + 5), Buffer.alloc(0), randomBytes(17)];
+    const encryption = () => new ZipEncryption('password-123', Buffer.alloc(32, 2), 1);
+    const run = async (refuse: { entry: number; block: number } | null) => {
+      const asked: string[] = [];
+      const writer = new AesZipWriter(encryption(), async (entry, block, digest) => {
+        asked.push(`${entry}:${block}:${digest.length}`);
+        await new Promise((r) => setTimeout(r, 1));
+        return !(refuse && refuse.entry === entry && refuse.block === block);
+      });
+      bodies.forEach((b, i) =>
+        writer.addReadStreamLazy(`e${i}`, { mtime: MTIME }, (cb) => {
+          // Chunks that straddle block boundaries.
+          const cuts = [0, 1000, 700_000, 1_500_000, 2_200_000, b.length].filter((c) => c <= b.length);
+          const stream = Readable.from(cuts.slice(1).map((c, j) => b.subarray(cuts[j]!, c)).filter((c) => c.length > 0));
+          cb(null, stream);
+          stream.on('data', () => undefined);
+        }),
+      );
+      writer.end();
+      const chunks: Buffer[] = [];
+      let failed: Error | null = null;
+      try {
+        for await (const chunk of writer.outputStream as AsyncIterable<Buffer>) chunks.push(chunk);
+      } catch (err) {
+        failed = err as Error;
+      }
+      return { asked, written: Buffer.concat(chunks), failed };
+    };
+    const whole = await run(null);
+    expect(whole.failed).toBeNull();
+    expect(whole.asked).toEqual(['0:0:16', '0:1:16', '0:2:16', '0:3:16', '2:0:16']);
+    const layout = planZip(bodies.map((b, i) => ({ name: `e${i}`, size: b.length })), { mtime: MTIME, encryption: encryption() });
+    const plan = planRange(layout, 0, layout.totalSize - 1, { has: () => false, checkpoint: () => null });
+    expect(whole.written.equals(buildRange(layout, plan, { read: (e, f, t) => bodies[e]!.subarray(f, t) }, new Map()).bytes)).toBe(true);
+
+    const refused = await run({ entry: 0, block: 1 });
+    expect(refused.failed?.message).toMatch(/changed/);
+    // Nothing of the refused block went out: the header, salt, verifier and block 0 at most.
+    expect(refused.written.length).toBeLessThanOrEqual(layout.entries[0]!.dataOffset + (1 << 20));
+  });
+
   it('deflates then encrypts an entry added with compress: method 99, 0x9901 method 8, sizes in the descriptor', async () => {
     const text = Buffer.from('id,name,amount\n'.repeat(20_000));
     const bodies = [text, Buffer.alloc(0), randomBytes(70_000)];

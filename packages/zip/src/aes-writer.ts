@@ -6,6 +6,7 @@
 // `compress: true` (stored deflate jobs) is deflated first and its compressed bytes encrypted
 // (0x9901's method 8); its sizes go in the descriptor, as every entry's do, and such a bin has
 // no layout to resume from (it restarts from its first byte).
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createDeflateRaw } from 'node:zlib';
 import type { ZipEncryption } from './aes';
@@ -13,6 +14,15 @@ import type { ZipOutput } from './zip-output';
 import { centralRecord, dataDescriptor, dosTime, endRecords, localHeader, storedLength, usesZip64, ZIP64_LIMIT, type DosTime, type EntryRecord } from './format';
 
 type StreamCallback = (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void;
+
+/** Plaintext block of a body whose digest `checkBlock` is asked about before it is encrypted. */
+const CHECKED_BLOCK = 1 << 20;
+
+/**
+ * Whether entry `index`'s keystream may encrypt the plaintext block with this digest (16 bytes
+ * of SHA-256): false ends the archive with an error before the block is encrypted.
+ */
+export type BlockChecker = (index: number, block: number, digest: Buffer) => Promise<boolean>;
 
 interface Pending {
   name: Buffer;
@@ -34,7 +44,11 @@ export class AesZipWriter implements ZipOutput {
   private wake: (() => void) | null = null;
   private readonly listeners: ((err: Error) => void)[] = [];
 
-  constructor(private readonly encryption: ZipEncryption) {
+  constructor(
+    private readonly encryption: ZipEncryption,
+    /** Stream downloads of unknown size check each stored body's blocks (docs/archive-options.md#changed-origins). */
+    private readonly checkBlock: BlockChecker | null = null,
+  ) {
     this.outputStream = new Readable({
       highWaterMark: 1 << 20,
       read: () => {
@@ -115,6 +129,10 @@ export class AesZipWriter implements ZipOutput {
       entry.open((err, stream) => {
         if (err) return reject(err as Error);
         stream.once('error', reject);
+        if (entry.level === null && this.checkBlock) {
+          this.checkedBody(index, stream, encrypt(stream), (n) => (size += n)).then(resolve, reject);
+          return;
+        }
         if (entry.level === null) {
           const write = encrypt(stream);
           stream.on('data', (chunk: Buffer) => {
@@ -147,6 +165,77 @@ export class AesZipWriter implements ZipOutput {
     const record = { ...header, size, zip64, ...deflated };
     await this.push(Buffer.concat([digest, dataDescriptor(record, 0)]));
     this.written.push({ record, time: entry.time });
+  }
+
+  /**
+   * A stored body whose blocks are each held until `checkBlock` allows them, then encrypted:
+   * the stream is paused while a block is checked, so at most a block and a chunk are held.
+   */
+  private checkedBody(index: number, stream: NodeJS.ReadableStream, write: (chunk: Buffer) => void, count: (bytes: number) => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let held: Buffer[] = [];
+      let heldBytes = 0;
+      let block = 0;
+      let waiting: Buffer[] = [];
+      let checking = false;
+      let ended = false;
+      const release = async (): Promise<void> => {
+        const hash = createHash('sha256');
+        for (const piece of held) hash.update(piece);
+        if (!(await this.checkBlock!(index, block, hash.digest().subarray(0, 16)))) throw new Error('file changed since it was first read');
+        for (const piece of held) write(piece);
+        held = [];
+        heldBytes = 0;
+        block++;
+      };
+      const feed = (chunk: Buffer): void => {
+        let offset = 0;
+        while (offset < chunk.length) {
+          const n = Math.min(chunk.length - offset, CHECKED_BLOCK - heldBytes);
+          held.push(offset === 0 && n === chunk.length ? chunk : chunk.subarray(offset, offset + n));
+          heldBytes += n;
+          offset += n;
+          if (heldBytes === CHECKED_BLOCK) {
+            // The rest waits for the check.
+            if (offset < chunk.length) waiting.unshift(chunk.subarray(offset));
+            return check();
+          }
+        }
+      };
+      const check = (): void => {
+        checking = true;
+        stream.pause();
+        release().then(() => {
+          checking = false;
+          const rest = waiting;
+          waiting = [];
+          for (const [i, chunk] of rest.entries()) {
+            feed(chunk);
+            if (checking) {
+              waiting.push(...rest.slice(i + 1));
+              return;
+            }
+          }
+          if (ended) finish();
+          else stream.resume();
+        }, reject);
+      };
+      const finish = (): void => {
+        if (heldBytes === 0) return resolve();
+        release().then(resolve, reject);
+      };
+      stream.on('data', (chunk: Buffer) => {
+        count(chunk.length);
+        if (checking) {
+          waiting.push(chunk);
+          stream.pause();
+        } else feed(chunk);
+      });
+      stream.once('end', () => {
+        ended = true;
+        if (!checking) finish();
+      });
+    });
   }
 
   private async writeCentral(): Promise<void> {

@@ -25,8 +25,10 @@ const BLOCK = 16;
  * seed. Unique per entry (a salt must never repeat under one password), and stable, so every
  * download and every resumed upload of one ZIP writes the same bytes.
  */
-export function entrySalt(seed: Buffer, zipSequence: number, entry: number): Buffer {
-  return createHmac('sha256', seed).update(`winzip-aes-salt\0${zipSequence}\0${entry}`).digest().subarray(0, AES_SALT);
+export function entrySalt(seed: Buffer, zipSequence: number, entry: number, generation = 0): Buffer {
+  // Generation 0 keeps the bytes of ZIPs made before generations existed.
+  const label = `winzip-aes-salt\0${zipSequence}\0${entry}${generation > 0 ? `\0${generation}` : ''}`;
+  return createHmac('sha256', seed).update(label).digest().subarray(0, AES_SALT);
 }
 
 /**
@@ -138,12 +140,18 @@ export class ZipEncryption {
     private readonly seed: Buffer,
     private readonly zipSequence: number,
     private readonly keys: AesKeyStore = processAesKeys,
+    /** Each entry's salt generation (job_files.aes_generation, docs/archive-options.md#changed-origins); none: all 0. */
+    private readonly generations: readonly number[] = [],
   ) {
     this.tag = keys.passwordTag(password);
   }
 
   salt(entry: number): Buffer {
-    return entrySalt(this.seed, this.zipSequence, entry);
+    return entrySalt(this.seed, this.zipSequence, entry, this.generationOf(entry));
+  }
+
+  generationOf(entry: number): number {
+    return this.generations[entry] ?? 0;
   }
 
   /** Derives the entries' keys on the thread pool (those not kept yet). */

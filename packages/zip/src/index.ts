@@ -4,7 +4,7 @@ export { deflateBound, layoutOfFiles, planZip, renderSegment, sliceRange, zipSiz
 export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
 export { newZipFile, newZipOutput, YAZL_ENTRY_OPTIONS } from './yazl-options';
 export type { ZipOutput } from './zip-output';
-export { AesZipWriter } from './aes-writer';
+export { AesZipWriter, type BlockChecker } from './aes-writer';
 export { crcsNeededUpfront, crcStart, planCrc, streamEtag, type CrcCheckpoint, type CrcPlan, type StreamInputValidators } from './stream-plan';
 export { buildRange, extendCheckpoint, planRange, planSlices, type BodySource, type BuiltRange, type KnownCrcs, type RangePiece, type RangePlan } from './range';
 export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, EntryMac, entrySalt, ZipEncryption } from './aes';

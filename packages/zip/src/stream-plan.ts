@@ -19,6 +19,9 @@ export function streamEtag(layout: ZipLayout, inputs: readonly StreamInputValida
     const v = inputs[i];
     h.update(e.name);
     h.update(`\0${e.size}\0${e.offset}\0${v?.etag ?? ''}\0${v?.lastModified ?? ''}\0`);
+    // A fresh salt is other bytes: a range of the old ones must not be spliced onto them.
+    const generation = layout.encryption?.generationOf(i) ?? 0;
+    if (generation > 0) h.update(`g${generation}\0`);
   });
   return `"s-${h.digest('base64url').slice(0, 32)}"`;
 }

@@ -1,12 +1,12 @@
 import yazl from 'yazl';
 import type { ZipEncryption } from './aes';
-import { AesZipWriter } from './aes-writer';
+import { AesZipWriter, type BlockChecker } from './aes-writer';
 import { crc32 } from './crc32';
 import type { ZipOutput } from './zip-output';
 
 /** The writer of a job's archive: yazl (stored or deflated), or ours for AES-256. */
-export function newZipOutput(encryption: ZipEncryption | null): ZipOutput {
-  return encryption ? new AesZipWriter(encryption) : newZipFile();
+export function newZipOutput(encryption: ZipEncryption | null, checkBlock: BlockChecker | null = null): ZipOutput {
+  return encryption ? new AesZipWriter(encryption, checkBlock) : newZipFile();
 }
 
 /**

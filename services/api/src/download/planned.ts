@@ -11,7 +11,7 @@ import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
-import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type ZipEncryption, type ZipLayout } from '@ap/zip';
+import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type BlockChecker, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { BatchedWriter } from './batched-writer';
 import { createDurableWriter } from './durable-usage';
@@ -51,7 +51,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
     }
     const rows = await binFilesWithAccess(deps.db, deps.secrets, bin.jobId, bin.id);
     const usage = { zipId: bin.id, jobId: bin.jobId, userId: job.user.id };
-    const encryption = zipEncryptionOf(job, bin.sequence, deps.secrets.open);
+    const encryption = zipEncryptionOf(job, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
     const mtime = job.createdAt;
     if (bin.size === null || rows.some((r) => r.size === null)) {
       const archiveLimit = PLANS[job.user.plan].streamArchiveBytes;
@@ -90,6 +90,9 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
     return {
       async writeTo(res) {
         let sent = 0;
+        // The status goes out now: an AES block held back for its check and found changed
+        // ends a response that has begun, a cut, not a reset before any header.
+        if (!res.headersSent) res.flushHeaders();
         // Written straight to the response in batches: no stream between the reader and the
         // socket (bench:stream (a), docs/engine.md#fetching-ahead).
         const out = new BatchedWriter(res, (bytes) => metrics.streamBytesSentTotal.inc(bytes));
@@ -103,6 +106,8 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
           if (!ended.aborted) res.end();
         } catch (err) {
           out.flush();
+          // A changed file is forgotten before the cut, so the client's next request learns it again.
+          await reader.forgotten();
           // The client sees a truncated transfer.
           res.destroy();
           if (!clientLeft(err)) deps.log.warn({ err: (err as Error).message, zipId: usage.zipId }, 'stream download failed');
@@ -122,7 +127,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
   ): Promise<void> {
     const abort = new AbortController();
     whenAborted(ctx.ended, () => abort.abort(ctx.ended.reason));
-    const zipfile = newZipOutput(ctx.encryption);
+    const zipfile = newZipOutput(ctx.encryption, ctx.encryption && blockChecker(crcStore, ctx.usage.jobId, rows, ctx.encryption));
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => {
       sent += c.length;
@@ -153,6 +158,21 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
       await recordUsage(ctx.usage, sent);
     }
   }
+}
+
+/**
+ * An AES ZIP of unknown size is written whole each time: its blocks are checked against the
+ * digests their keystreams hold, as the layout reader checks them, and a changed file is
+ * forgotten (a fresh salt) before the response is cut (docs/archive-options.md#changed-origins).
+ */
+function blockChecker(crcStore: CrcStore, jobId: string, rows: readonly BinFileRow[], encryption: ZipEncryption): BlockChecker {
+  return async (index, block, digest) => {
+    const position = rows[index]!.position;
+    const generation = encryption.generationOf(index);
+    if (await crcStore.claimBlock(jobId, position, generation, block, digest)) return true;
+    await crcStore.forget(jobId, position, generation);
+    return false;
+  };
 }
 
 function clientLeft(err: unknown): boolean {
