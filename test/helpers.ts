@@ -1,5 +1,6 @@
 // Helpers for tests that run the real services in-process against the run's Postgres, Redis and S3.
 import type { AddressInfo } from 'node:net';
+import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
 import { createUserWithKey } from '@ap/accounts';
@@ -114,6 +115,51 @@ export function partialGet(url: string, limit: number, headers: Record<string, s
       res.on('end', () => resolve({ status: res.statusCode!, etag: String(res.headers.etag), got: Buffer.concat(chunks) }));
     });
     req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+  });
+}
+
+/**
+ * GETs a URL (status 200) into `file`, leaving chunks of zero bytes as holes: a body of gigabytes
+ * of zeros costs no disk writes, and readers read the holes back as zeros. Resolves with the
+ * number of bytes received.
+ */
+export function downloadSparse(url: string, file: string): Promise<number> {
+  const zeros = Buffer.alloc(1 << 20);
+  const allZero = (chunk: Buffer) => {
+    for (let at = 0; at < chunk.length; at += zeros.length) {
+      const piece = chunk.subarray(at, at + zeros.length);
+      if (!piece.equals(zeros.subarray(0, piece.length))) return false;
+    }
+    return true;
+  };
+  return new Promise((resolve, reject) => {
+    const fd = openSync(file, 'w');
+    let at = 0;
+    let settled = false;
+    const finish = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      try {
+        if (!err) ftruncateSync(fd, at);
+      } finally {
+        closeSync(fd);
+      }
+      if (err) reject(err);
+      else resolve(at);
+    };
+    const req = http.get(url, { agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return finish(new Error(`GET ${url} answered ${res.statusCode}`));
+      }
+      res.on('data', (chunk: Buffer) => {
+        if (!allZero(chunk)) writeSync(fd, chunk, 0, chunk.length, at);
+        at += chunk.length;
+      });
+      res.on('end', () => finish(null));
+      res.on('error', finish);
+    });
+    req.on('error', finish);
   });
 }
 
