@@ -100,7 +100,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       db: ctx.db,
       log: ctx.log,
       tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET,
-      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job)) ?? ctx.store).read(key, span),
+      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS })) ?? ctx.store).read(key, span),
       plannedZip,
       onDownloadEnd,
       streamSlots: slots,

@@ -7,6 +7,7 @@ import {
   CANCELLED_BY_FAIL_FAST,
   deflateLevelOf,
   DESTINATION_ACCESS_DENIED,
+  destinationBlocked,
   destinationKey,
   destinationStore,
   isAccessRefusal,
@@ -132,7 +133,10 @@ async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceConte
 }
 
 async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<{ store: ServiceContext['store']; key: string; destination: boolean }> {
-  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job);
+  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }).catch((err: unknown) => {
+    const refused = destinationBlocked(err, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS });
+    throw refused ? new BinFailure(refused.message) : err;
+  });
   if (destination) return { store: destination, key: destinationKey(zip.job, zip.filename), destination: true };
   return { store: ctx.store, key: objectKeyFor(zip.jobId, zip.id), destination: false };
 }
@@ -230,6 +234,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     abort.abort(err);
     await lease.release().catch(() => undefined);
     if (target.destination && (isAccessRefusal(err) || isAccessRefusal((err as { cause?: unknown }).cause))) throw new BinFailure(DESTINATION_ACCESS_DENIED);
+    const refused = target.destination ? destinationBlocked(err, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }) : null;
+    if (refused) throw new BinFailure(refused.message);
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
     clearInterval(heartbeat);
