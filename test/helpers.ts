@@ -4,7 +4,7 @@ import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
 import { createUserWithKey } from '@ap/accounts';
-import { applyServerSettings, createApp, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, settleDownloadEvents, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/service-kit';
@@ -24,7 +24,8 @@ export function testConfig(overrides: Partial<Record<keyof Config, string>> = {}
 export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, appOptions: AppOptions = {}): Promise<TestApi> {
   const base = createServiceContext('api-test', testConfig(overrides));
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
-  const server: Server = createApp(ctx, appOptions).listen(0, '127.0.0.1');
+  const app = createApp(ctx, appOptions);
+  const server: Server = app.listen(0, '127.0.0.1');
   applyServerSettings(server);
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,6 +35,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await settleDownloadEvents(app);
       await ctx.queues.close();
       await ctx.close();
     },

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
-import { applyServerSettings, createApp, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, settleDownloadEvents, type AppOptions } from '@ap/api';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
@@ -44,7 +44,8 @@ export async function startStack(
     throw err;
   }
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
-  server.on('request', createApp(ctx, options.app));
+  const app = createApp(ctx, options.app);
+  server.on('request', app);
   applyServerSettings(server);
   const workers: Worker[] = [];
   if (options.workers !== false) {
@@ -75,6 +76,7 @@ export async function startStack(
       for (const close of closers) close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await settleDownloadEvents(app);
       await ctx.queues.close();
       await ctx.close();
     },

@@ -43,8 +43,22 @@ export interface AppOptions {
   clock?: () => Date;
 }
 
+/** Outbox writes (download.completed) of downloads that have ended, per app, not yet done. */
+const pendingWrites = new WeakMap<Express, Set<Promise<unknown>>>();
+
+/**
+ * Resolves once the outbox writes of ended downloads are done: after the server has closed and
+ * before the context does, so no event is lost at shutdown and no query starts on a closed database.
+ */
+export async function settleDownloadEvents(app: Express): Promise<void> {
+  const pending = pendingWrites.get(app);
+  while (pending?.size) await Promise.allSettled([...pending]);
+}
+
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const app = express();
+  const pending = new Set<Promise<unknown>>();
+  pendingWrites.set(app, pending);
   app.disable('x-powered-by');
   // X-Forwarded-For is believed only from the proxies the operator names (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse).
   app.set('trust proxy', ctx.config.TRUSTED_PROXIES.length ? ctx.config.TRUSTED_PROXIES : false);
@@ -89,9 +103,11 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // download.completed: written to the outbox after the response has ended; a failure here is logged, never the download's.
   const onDownloadEnd = (end: DownloadEnd) => {
     const download = { zip_id: end.zipId, bytes_sent: end.bytesSent, range: end.range, complete: end.complete };
-    recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download })
+    const write = recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download })
       .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
-      .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
+      .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'))
+      .finally(() => pending.delete(write));
+    pending.add(write);
   };
   const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
   app.use(
