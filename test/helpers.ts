@@ -4,7 +4,7 @@ import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
 import { createUserWithKey } from '@ap/accounts';
-import { applyServerSettings, createApp, settleDownloadEvents, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, settleDownloads, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/service-kit';
@@ -35,7 +35,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await settleDownloadEvents(app);
+      await settleDownloads(app);
       await ctx.queues.close();
       await ctx.close();
     },

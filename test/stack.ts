@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
-import { applyServerSettings, createApp, settleDownloadEvents, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, settleDownloads, type AppOptions } from '@ap/api';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
@@ -76,7 +76,7 @@ export async function startStack(
       for (const close of closers) close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await settleDownloadEvents(app);
+      await settleDownloads(app);
       await ctx.queues.close();
       await ctx.close();
     },

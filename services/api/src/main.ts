@@ -2,7 +2,7 @@ import http from 'node:http';
 import { loadConfig } from '@ap/config';
 import { createServiceContext, exitIfPortInUse, listen, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createWorkQueues } from '@ap/queue';
-import { createApp, settleDownloadEvents } from './app';
+import { createApp, settleDownloads } from './app';
 import { applyServerSettings } from './http/server-settings';
 
 /** docs/operations.md#the-rules: on SIGTERM, responses in flight get this long to finish. */
@@ -37,7 +37,7 @@ onShutdown(
     await drained;
     clearInterval(sweep);
     clearTimeout(timer);
-    await settleDownloadEvents(app);
+    await settleDownloads(app);
     health.close();
     await queues.close();
     await ctx.close();
