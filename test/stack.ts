@@ -52,7 +52,7 @@ export async function startStack(
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
     workers.push(startPackerWorker(ctx, 2));
   }
-  const closers: (() => void)[] = [];
+  const closers: (() => Promise<void>)[] = [];
   if (options.webhooks ?? options.workers !== false) {
     const sender = createDeliverySender({
       db: ctx.db,
@@ -73,7 +73,7 @@ export async function startStack(
     async close() {
       // Forced: after a Redis restart a worker's graceful close can wait forever (seen in redis-outage).
       await Promise.all(workers.map((w) => w.close(true)));
-      for (const close of closers) close();
+      for (const close of closers) await close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await settleDownloads(app);
