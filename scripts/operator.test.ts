@@ -1,6 +1,6 @@
 // The operator interface from decisions.md, run as an operator would: through pnpm.
 import { describe, expect, it } from '@jest/globals';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,16 @@ const root = new URL('../', import.meta.url).pathname;
 
 function admin(args: string[]) {
   return spawnSync('pnpm', ['admin', ...args], { cwd: root, env: process.env, encoding: 'utf8' });
+}
+
+/** `admin` without blocking, so independent runs go side by side. */
+function adminAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile('pnpm', ['admin', ...args], { cwd: root, env: process.env, encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(err);
+      resolve({ status: err ? (err.code as number) : 0, stdout, stderr });
+    });
+  });
 }
 
 describe('pnpm admin users create', () => {
@@ -40,13 +50,13 @@ describe('pnpm admin users create', () => {
     }
   });
 
-  it('never gives overage to the free plan, and rejects bad input on stderr with exit 2', () => {
-    const free = admin(['users', 'create', '--email', `free.${Date.now()}@example.test`, '--overage']);
-    expect(free.status).toBe(0);
-    const dup = JSON.parse(free.stdout);
+  it('never gives overage to the free plan, and rejects bad input on stderr with exit 2', async () => {
+    const bad = [['users', 'create'], ['users', 'create', '--email', 'nope'], ['users', 'create', '--email', 'a@b.test', '--plan', 'gold'], ['users', 'remove']];
+    const [free, ...refused] = await Promise.all([adminAsync(['users', 'create', '--email', `free.${Date.now()}@example.test`, '--overage']), ...bad.map(adminAsync)]);
+    expect(free!.status).toBe(0);
+    const dup = JSON.parse(free!.stdout);
     expect(dup.user_id).toBeDefined();
-    for (const args of [['users', 'create'], ['users', 'create', '--email', 'nope'], ['users', 'create', '--email', 'a@b.test', '--plan', 'gold'], ['users', 'remove']]) {
-      const out = admin(args);
+    for (const out of refused) {
       expect(out.status).toBe(2);
       expect(out.stdout).toBe('');
       expect(out.stderr).toMatch(/usage|must/);

@@ -1,4 +1,4 @@
-// The stand-in against S3's documented rules for UploadPartCopy, ListObjectsV2 and CRC32
+// The stand-in against S3's documented rules for UploadPartCopy (ranges, source conditions), GetObject's conditions, ListObjectsV2 and CRC32
 // checksums, through the AWS SDK as a real client: what S3 refuses, it refuses the same way.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -122,6 +122,39 @@ describe('UploadPartCopy', () => {
     expect(await refusal(client.send(new UploadPartCopyCommand({ Bucket, Key, UploadId, PartNumber: 10_001, CopySource: copySource })))).toEqual(['InvalidArgument', 400]);
   });
 
+  it('copies only when the source conditions hold (if-match, if-none-match, if-modified-since, if-unmodified-since): else PreconditionFailed, nothing copied', async () => {
+    const { Key, UploadId } = await start();
+    const etag = md5Etag(source);
+    const past = new Date(Date.now() - 3_600_000);
+    const future = new Date(Date.now() + 3_600_000);
+    const copy = (conditions: Record<string, unknown>) =>
+      client.send(new UploadPartCopyCommand({ Bucket, Key, UploadId, PartNumber: 1, CopySource: copySource, CopySourceRange: 'bytes=0-99', ...conditions }));
+    const refused: Record<string, unknown>[] = [
+      { CopySourceIfMatch: '"0123456789abcdef0123456789abcdef"' },
+      { CopySourceIfNoneMatch: etag },
+      { CopySourceIfNoneMatch: '*' },
+      { CopySourceIfModifiedSince: future },
+      { CopySourceIfUnmodifiedSince: past },
+      // A false if-none-match fails even when if-modified-since holds.
+      { CopySourceIfNoneMatch: etag, CopySourceIfModifiedSince: past },
+    ];
+    for (const conditions of refused) expect({ conditions, refused: await refusal(copy(conditions)) }).toEqual({ conditions, refused: ['PreconditionFailed', 412] });
+    const accepted: Record<string, unknown>[] = [
+      { CopySourceIfMatch: etag },
+      { CopySourceIfMatch: etag.slice(1, -1) },
+      { CopySourceIfMatch: '*' },
+      { CopySourceIfNoneMatch: '"0123456789abcdef0123456789abcdef"' },
+      { CopySourceIfModifiedSince: past },
+      { CopySourceIfUnmodifiedSince: future },
+      // A true if-match copies even when if-unmodified-since does not hold.
+      { CopySourceIfMatch: etag, CopySourceIfUnmodifiedSince: past },
+    ];
+    for (const conditions of accepted) expect({ conditions, etag: (await copy(conditions)).CopyPartResult?.ETag }).toEqual({ conditions, etag: md5Etag(source.subarray(0, 100)) });
+    // The upload holds the one part the accepted copies wrote.
+    await client.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: md5Etag(source.subarray(0, 100)) }] } }));
+    expect((await read(Key)).equals(source.subarray(0, 100))).toBe(true);
+  });
+
   it('holds a copied part to the 5 MiB minimum at completion: EntityTooSmall', async () => {
     const { Key, UploadId } = await start();
     const small = await client.send(new UploadPartCopyCommand({ Bucket, Key, UploadId, PartNumber: 1, CopySource: copySource, CopySourceRange: 'bytes=0-1023' }));
@@ -149,6 +182,26 @@ describe('UploadPartCopy', () => {
     expect(done.ChecksumCRC32).toBe(whole);
     const head = await client.send(new HeadObjectCommand({ Bucket, Key, ChecksumMode: 'ENABLED' }));
     expect([head.ChecksumCRC32, head.ChecksumType]).toEqual([whole, 'FULL_OBJECT']);
+  });
+});
+
+describe('GetObject and HeadObject conditions', () => {
+  it('answer a false If-Match or If-Unmodified-Since with 412 PreconditionFailed; a true If-Match makes If-Unmodified-Since moot', async () => {
+    const Key = uniqueKey('conditional');
+    const body = randomBytes(1000);
+    await put(Key, body);
+    const etag = md5Etag(body);
+    const past = new Date(Date.now() - 3_600_000);
+    const get = (conditions: Record<string, unknown>) => client.send(new GetObjectCommand({ Bucket, Key, Range: 'bytes=0-9', ...conditions }));
+    for (const conditions of [{ IfMatch: '"0123456789abcdef0123456789abcdef"' }, { IfUnmodifiedSince: past }]) {
+      // A HEAD answer has no body to name the error in: the status says it.
+      const head = (await refusal(client.send(new HeadObjectCommand({ Bucket, Key, ...conditions }))))[1];
+      expect({ conditions, get: await refusal(get(conditions)), head }).toEqual({ conditions, get: ['PreconditionFailed', 412], head: 412 });
+    }
+    for (const conditions of [{ IfMatch: etag }, { IfMatch: '*' }, { IfMatch: etag, IfUnmodifiedSince: past }, { IfUnmodifiedSince: new Date(Date.now() + 3_600_000) }]) {
+      const out = await get(conditions);
+      expect({ conditions, bytes: Buffer.from(await out.Body!.transformToByteArray()).equals(body.subarray(0, 10)) }).toEqual({ conditions, bytes: true });
+    }
   });
 });
 

@@ -3,12 +3,15 @@
 // encoded; `x-amz-copy-source-range: bytes=first-last`, zero-based and inclusive, within the
 // source, else the whole source). A copied part obeys the same rules as an uploaded one (part
 // number 1..10,000 here, the 5 MiB minimum for all but the last part at completion), and one copy
-// moves at most 5 GiB. The answer is CopyPartResult with the part's ETag (and its CRC32 when the
-// upload was created with that algorithm).
+// moves at most 5 GiB. The source conditions (`x-amz-copy-source-if-match`, `-if-none-match`,
+// `-if-modified-since`, `-if-unmodified-since`) are checked as S3 documents them: one that does
+// not hold is 412 PreconditionFailed, nothing copied. The answer is CopyPartResult with the
+// part's ETag (and its CRC32 when the upload was created with that algorithm).
 import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { pipeline, Readable } from 'node:stream';
 import { crc32Base64, Crc32Meter } from './s3-checksums';
+import { failedMatch, failedNoneMatch, preconditionFailed } from './s3-conditions';
 import { noSuchUpload, objectControllers, S3Error, uploadDirectory, type S3rverContext } from './s3rver-internals';
 
 /** S3's largest copy source, whole or ranged (docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html). */
@@ -25,7 +28,7 @@ export function enableUploadPartCopy(): void {
 
 async function uploadPartCopy(ctx: S3rverContext): Promise<void> {
   for (const name of Object.keys(ctx.headers)) {
-    if (name.startsWith('x-amz-copy-source-if-') || name.startsWith('x-amz-copy-source-server-side-encryption')) {
+    if (name.startsWith('x-amz-copy-source-server-side-encryption')) {
       throw new S3Error('NotImplemented', `The stand-in does not implement ${name}`);
     }
   }
@@ -41,12 +44,11 @@ async function uploadPartCopy(ctx: S3rverContext): Promise<void> {
   if (!(await ctx.store.getBucket(srcBucket))) {
     throw new S3Error('NoSuchBucket', 'The specified bucket does not exist', { BucketName: srcBucket });
   }
-  const size = await ctx.store.getMetadata(srcBucket, srcKey).then(
-    (metadata) => Number(metadata['content-length']),
-    () => {
-      throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
-    },
-  );
+  const metadata = await ctx.store.getMetadata(srcBucket, srcKey).catch(() => {
+    throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
+  });
+  checkSourceConditions(ctx.headers, metadata.etag, metadata['last-modified']);
+  const size = Number(metadata['content-length']);
   const [first, last] = copyRange(ctx.headers['x-amz-copy-source-range'], size);
   if (last - first + 1 > MAX_COPY_BYTES) {
     throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${MAX_COPY_BYTES}`);
@@ -109,4 +111,10 @@ function copyRange(header: string | undefined, size: number): [number, number] {
     });
   }
   return [first, last];
+}
+
+/** The copy source's conditions, as API_UploadPartCopy documents them (s3-conditions.ts). */
+function checkSourceConditions(headers: S3rverContext['headers'], etag: string, lastModified: string): void {
+  const failed = failedMatch(headers, 'x-amz-copy-source-', etag, lastModified) ?? failedNoneMatch(headers, 'x-amz-copy-source-', etag, lastModified);
+  if (failed) throw preconditionFailed(failed);
 }

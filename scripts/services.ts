@@ -6,7 +6,8 @@
 // docker-compose.yml and k8s/ spell out the same commands (test/deploy-files.test.ts checks).
 // docs/operations.md#the-rules says why the flags and the environment below.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, rename, stat, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
@@ -48,10 +49,6 @@ export function spawnService(name: ServiceName, env: NodeJS.ProcessEnv, options:
   return spawn(process.execPath, serviceArgs(name), { ...options, cwd: ROOT, env: { ...env, ...SERVICE_ENV } });
 }
 
-/**
- * Bundles every service (about a second). Files are replaced by a rename and only when their
- * content changed, so a service starting meanwhile (another test run) never reads half a file.
- */
 /** How every bundle of ours is built: the services here, the operator commands in scripts/runtime-image.ts. */
 export const BUNDLE_OPTIONS = {
   bundle: true,
@@ -72,10 +69,21 @@ export const BUNDLE_OPTIONS = {
   logLevel: 'warning',
 } satisfies BuildOptions;
 
-export async function buildServices(names: readonly ServiceName[] = SERVICES): Promise<void> {
+/**
+ * Bundles every service (about a second, several on a busy machine). Files are replaced by a
+ * rename and only when their content changed, so a service starting meanwhile (another test
+ * run) never reads half a file. With `ifStale`, a service whose bundle was built after the last
+ * change to every file that went into it (the inputs esbuild reported, and the lockfile), with
+ * the same options and esbuild, is not built again: `pnpm start` and the tests' global setup
+ * then start without paying for it.
+ */
+export async function buildServices(names: readonly ServiceName[] = SERVICES, options: { ifStale?: boolean } = {}): Promise<void> {
   const esbuild = await import('esbuild');
+  const key = createHash('sha256').update(JSON.stringify([esbuild.version, BUNDLE_OPTIONS])).digest('hex');
+  const stale = options.ifStale ? (await Promise.all(names.map(async (name) => ((await bundleIsFresh(name, key)) ? null : name)))).filter((n) => n !== null) : names;
+  if (stale.length === 0) return;
   try {
-    await buildAll(esbuild, names);
+    await buildAll(esbuild, stale, key);
   } finally {
     // esbuild's service process would otherwise live as long as this one (under `pnpm start`
     // the largest process of the stack); the next build starts a new one.
@@ -83,14 +91,37 @@ export async function buildServices(names: readonly ServiceName[] = SERVICES): P
   }
 }
 
-async function buildAll(esbuild: typeof import('esbuild'), names: readonly ServiceName[]): Promise<void> {
+/** What a build used: every input (relative to the root) and when the build began. */
+interface BuildRecord {
+  key: string;
+  startedAt: number;
+  inputs: string[];
+}
+
+const recordPath = (name: ServiceName) => path.join(ROOT, `services/${name}/dist/inputs.json`);
+
+async function bundleIsFresh(name: ServiceName, key: string): Promise<boolean> {
+  try {
+    const record = JSON.parse(await readFile(recordPath(name), 'utf8')) as BuildRecord;
+    if (record.key !== key) return false;
+    await stat(path.join(ROOT, bundlePath(name)));
+    const times = await Promise.all([...record.inputs, 'pnpm-lock.yaml'].map(async (file) => (await stat(path.join(ROOT, file))).mtimeMs));
+    return times.every((t) => t < record.startedAt);
+  } catch {
+    return false; // no record, or an input gone: build
+  }
+}
+
+async function buildAll(esbuild: typeof import('esbuild'), names: readonly ServiceName[], key: string): Promise<void> {
   await Promise.all(
     names.map(async (name) => {
+      const startedAt = Date.now();
       const result = await esbuild.build({
         absWorkingDir: ROOT,
         entryPoints: [`services/${name}/src/main.ts`],
         outfile: bundlePath(name),
         write: false,
+        metafile: true,
         ...BUNDLE_OPTIONS,
         // Not loaded unless a process runs with --enable-source-maps (which costs memory): for
         // mapping a stack trace back to the TypeScript when needed.
@@ -100,11 +131,17 @@ async function buildAll(esbuild: typeof import('esbuild'), names: readonly Servi
       for (const file of result.outputFiles) {
         const current = await readFile(file.path).catch(() => null);
         if (current?.equals(file.contents)) continue;
-        await mkdir(path.dirname(file.path), { recursive: true });
-        const tmp = `${file.path}.${process.pid}.tmp`;
-        await writeFile(tmp, file.contents);
-        await rename(tmp, file.path);
+        await replaceFile(file.path, file.contents);
       }
+      const record: BuildRecord = { key, startedAt, inputs: Object.keys(result.metafile.inputs) };
+      await replaceFile(recordPath(name), Buffer.from(JSON.stringify(record)));
     }),
   );
+}
+
+async function replaceFile(file: string, contents: Uint8Array): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, contents);
+  await rename(tmp, file);
 }

@@ -2,7 +2,8 @@
 // echoes with the command line): an end-to-end check of a running deployment
 // (docs/operations.md#the-rules): a stored job, a split job, and a stream download resumed with
 // Range/If-Range, each archive read back with yauzl and compared byte for byte with what was
-// sent. Exits 0 when all passed, 1 on any failure (printing what failed), 2 on bad usage.
+// sent; given a bucket service (`--s3-endpoint`), also a prefix job written into a bucket of it
+// (smoke-s3.ts). Exits 0 when all passed, 1 on any failure (printing what failed), 2 on bad usage.
 //
 // The files come from an origin this script serves itself, computed, not stored. By default it
 // listens on 127.0.0.1 (an ephemeral port) and hands the stack http://127.0.0.1:<port>/ URLs:
@@ -15,12 +16,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import yauzl from 'yauzl';
+import { prefixToDestination, type SmokeS3Options } from './smoke-s3';
 
 const MB = 1_000_000;
 /** The smallest split cap the API accepts (api.md): two files just over half of it make two ZIPs. */
 const SPLIT_CAP = 104_857_600;
 
-const usage = `usage: ARCHIVE_API_KEY=KEY pnpm smoke --base-url URL [--api-key KEY] [--origin-url URL] [--origin-listen HOST:PORT] [--timeout SECONDS]`;
+const usage = `usage: ARCHIVE_API_KEY=KEY pnpm smoke --base-url URL [--api-key KEY] [--origin-url URL] [--origin-listen HOST:PORT] [--timeout SECONDS]
+  [--s3-endpoint URL [--s3-local-endpoint URL] [--s3-bucket NAME] [--s3-region REGION]] (keys in SMOKE_S3_ACCESS_KEY_ID, SMOKE_S3_SECRET_ACCESS_KEY)`;
 
 // --- computed files: name -> size; byte i of a file is its pattern[i % pattern.length] ---
 interface SourceFile {
@@ -195,6 +198,10 @@ async function main(): Promise<number> {
         'origin-url': { type: 'string' },
         'origin-listen': { type: 'string' },
         timeout: { type: 'string', default: '300' },
+        's3-endpoint': { type: 'string' },
+        's3-local-endpoint': { type: 'string' },
+        's3-bucket': { type: 'string', default: 'smoke-customer' },
+        's3-region': { type: 'string', default: 'us-east-1' },
       },
       strict: true,
     }).values;
@@ -206,7 +213,17 @@ async function main(): Promise<number> {
   const key = args['api-key'] ?? process.env.ARCHIVE_API_KEY;
   const timeoutMs = Number(args.timeout) * 1000;
   const listen = /^(.+):(\d+)$/.exec(args['origin-listen'] ?? '127.0.0.1:0');
-  if (!base || !/^https?:\/\//.test(base) || !key || !listen || !(timeoutMs > 0)) {
+  const s3: SmokeS3Options | null = args['s3-endpoint']
+    ? {
+        endpoint: args['s3-endpoint'],
+        localEndpoint: args['s3-local-endpoint'] ?? args['s3-endpoint'],
+        region: args['s3-region']!,
+        bucket: args['s3-bucket']!,
+        accessKeyId: process.env.SMOKE_S3_ACCESS_KEY_ID ?? '',
+        secretAccessKey: process.env.SMOKE_S3_SECRET_ACCESS_KEY ?? '',
+      }
+    : null;
+  if (!base || !/^https?:\/\//.test(base) || !key || !listen || !(timeoutMs > 0) || (s3 && (!s3.accessKeyId || !s3.secretAccessKey))) {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
@@ -292,6 +309,12 @@ async function main(): Promise<number> {
       await checkArchive('resumed stream ZIP', whole, streamed);
       return `job ${job.id}, ${size} bytes in two ranges, entries intact`;
     });
+
+    if (s3) {
+      await step('prefix job into a destination bucket', () =>
+        prefixToDestination(s3, { api: (method, path, body) => api(base, key, method, path, body), waitForJob: (id) => waitForJob(base, key, id, timeoutMs), download: (url) => get(url), sourceFile, bytesOf, checkArchive, check }),
+      );
+    }
   } finally {
     origin.server.closeAllConnections();
     origin.server.close();

@@ -12,7 +12,7 @@ import { startGatedOrigin, type GatedOrigin } from '../test/gated-origin';
 import { call, download, waitForJob } from '../test/helpers';
 import { bytesOf, sha256 } from '../test/origin';
 import { readZip } from '../test/zip-readers';
-import { freePort } from './embedded';
+import { EMBEDDED_S3_CREDENTIALS, freePort } from './embedded';
 
 const root = new URL('../', import.meta.url).pathname;
 const MB = 1_000_000;
@@ -127,32 +127,39 @@ describe('pnpm start', () => {
         expect(metric(text, 'archive_queue_jobs', { queue: 'pack', state: 'waiting' })).toBe(0);
       }
 
-      // pnpm smoke: a stored job, a split job, a stream download resumed with Range.
-      const smoke = spawn('pnpm', ['smoke', '--base-url', stack.api], { cwd: root, env: { ...process.env, ARCHIVE_API_KEY: apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // pnpm smoke: a stored job, a split job, a stream download resumed with Range, a prefix job into a destination bucket.
+      // With the embedded S3 as the customer's bucket service too, as CI's compose smoke has MinIO.
+      const s3Endpoint = /\[start\] embedded S3 \(s3rver\) at (http:\/\/[^,\s]+)/.exec(stack.output())![1]!;
+      const smoke = spawn('pnpm', ['smoke', '--base-url', stack.api, '--s3-endpoint', s3Endpoint], {
+        cwd: root,
+        env: { ...process.env, ARCHIVE_API_KEY: apiKey, SMOKE_S3_ACCESS_KEY_ID: EMBEDDED_S3_CREDENTIALS.accessKeyId, SMOKE_S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let smokeOut = '';
       smoke.stdout.on('data', (d) => (smokeOut += d));
       smoke.stderr.on('data', (d) => (smokeOut += d));
       const smokeExit = await new Promise<number | null>((resolve) => smoke.once('exit', (code) => resolve(code)));
       expect({ smokeExit, smokeOut }).toEqual({ smokeExit: 0, smokeOut: expect.stringContaining('[smoke] all checks passed') });
+      expect(smokeOut).toMatch(/\[smoke\] ok {3}prefix job into a destination bucket: job \S+, prefix of 3 objects to s3:\/\/smoke-customer\/smoke-[0-9a-f]+\/out\/prefix\.zip/);
       expect(smokeOut).not.toContain(apiKey);
 
       expect((await fetch(`${stack.api}/no/such/route-1234`)).status).toBe(404);
       const after = Object.fromEntries(await Promise.all(Object.entries(stack.health).map(async ([name, base]) => [name, await scrape(base)] as const)));
       const moved = (service: string, name: string, labels: Record<string, string> = {}) => (metric(after[service]!, name, labels) || 0) - (metric(before[service]!, name, labels) || 0);
-      expect(moved('api', 'archive_jobs_created_total', { mode: 'stored' })).toBe(2);
+      expect(moved('api', 'archive_jobs_created_total', { mode: 'stored' })).toBe(3);
       expect(moved('api', 'archive_jobs_created_total', { mode: 'stream' })).toBe(1);
-      expect(moved('api', 'archive_http_requests_total', { method: 'POST', route: '/jobs', status: '201' })).toBe(3);
+      expect(moved('api', 'archive_http_requests_total', { method: 'POST', route: '/jobs', status: '201' })).toBe(4);
       expect(moved('api', 'archive_http_requests_total', { method: 'GET', route: '/jobs/:id', status: '200' })).toBeGreaterThanOrEqual(3);
       expect(moved('api', 'archive_http_requests_total', { method: 'GET', route: '/download/:token', status: '206' })).toBe(2);
-      expect(moved('api', 'archive_http_request_duration_seconds_count', { route: '/download/:token' })).toBe(5);
+      expect(moved('api', 'archive_http_request_duration_seconds_count', { route: '/download/:token' })).toBe(6);
       // Route labels are patterns: no id or token ever becomes a label; unknown paths share one.
       expect(after.api).not.toMatch(/route="\/(jobs|download)\/[^:"]/);
       expect(moved('api', 'archive_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
       expect(after.api).not.toContain('route-1234');
       expect(moved('api', 'archive_stream_bytes_sent_total')).toBeGreaterThan(7 * MB);
       expect(moved('api', 'archive_bytes_fetched_total', { service: 'api' })).toBeGreaterThanOrEqual(7 * MB);
-      expect(moved('packer', 'archive_bins_total', { result: 'completed' })).toBe(3);
-      expect(moved('packer', 'archive_bin_duration_seconds_count')).toBe(3);
+      expect(moved('packer', 'archive_bins_total', { result: 'completed' })).toBe(4);
+      expect(moved('packer', 'archive_bin_duration_seconds_count')).toBe(4);
       expect(moved('packer', 'archive_bytes_fetched_total', { service: 'packer' })).toBeGreaterThanOrEqual(123 * MB);
       expect(moved('packer', 'archive_bytes_uploaded_total')).toBeGreaterThanOrEqual(123 * MB);
       for (const name of ['archive_fetch_errors_total', 'archive_webhook_deliveries_total']) expect(after.packer).toContain(`# TYPE ${name} counter`);

@@ -107,10 +107,39 @@ for (const [port, what] of wantedPorts) {
   if (port !== null && (await portInUse(port))) die(`port ${port} is in use (${what}): stop what holds it, or choose another port`);
 }
 
-// --- the service bundles, before anything is started that would have to be stopped ---
-await Promise.all([buildServices(), buildDashboard({ ifStale: true })]);
+// --- the variables, and a DATABASE_URL that does not answer, before anything is built or started ---
+{
+  // What this script fills in later (embedded services, development secrets) stands in for now.
+  const filledIn: NodeJS.ProcessEnv = {
+    DATABASE_URL: DEFAULT_DATABASE_URL,
+    REDIS_URL: DEFAULT_REDIS_URL,
+    S3_BUCKET: 'archives',
+    S3_ACCESS_KEY_ID: EMBEDDED_S3_CREDENTIALS.accessKeyId,
+    S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey,
+    PUBLIC_BASE_URL: 'http://localhost:3000',
+    ...devSecrets(),
+  };
+  try {
+    loadConfig({ ...filledIn, ...Object.fromEntries(Object.entries(env).filter(([, v]) => v)) });
+  } catch (err) {
+    if (err instanceof ConfigError) die(err.message);
+    throw err;
+  }
+}
+if (!unset('DATABASE_URL')) {
+  const problem = await postgresProblem(env.DATABASE_URL!);
+  if (problem !== null) {
+    die(
+      `PostgreSQL does not answer at DATABASE_URL (${shownUrl(env.DATABASE_URL!)}): ${problem}\n` +
+        'Start it, fix DATABASE_URL, or unset DATABASE_URL to use the local server on 127.0.0.1:5432 (or an embedded one).',
+    );
+  }
+}
 
-// --- Postgres: the configured one, else the local server, else embedded under .data/ ---
+// --- the service bundles (those whose sources changed), before anything is started that would have to be stopped ---
+await Promise.all([buildServices(SERVICES, { ifStale: true }), buildDashboard({ ifStale: true })]);
+
+// --- Postgres: the configured one (it answered above), else the local server, else embedded under .data/ ---
 if (unset('DATABASE_URL')) {
   if ((await postgresProblem(DEFAULT_DATABASE_URL)) === null) {
     env.DATABASE_URL = DEFAULT_DATABASE_URL;
@@ -119,15 +148,6 @@ if (unset('DATABASE_URL')) {
     const embedded: EmbeddedPostgresHandle = await startEmbeddedPostgres(path.join(DATA_DIR, 'postgres'), 'archive_packager');
     cleanups.push(() => embedded.stop());
     env.DATABASE_URL = embedded.url;
-  }
-} else {
-  const problem = await postgresProblem(env.DATABASE_URL!);
-  if (problem !== null) {
-    await stopEmbedded();
-    die(
-      `PostgreSQL does not answer at DATABASE_URL (${shownUrl(env.DATABASE_URL!)}): ${problem}\n` +
-        'Start it, fix DATABASE_URL, or unset DATABASE_URL to use the local server on 127.0.0.1:5432 (or an embedded one).',
-    );
   }
 }
 

@@ -11,6 +11,7 @@ import { call, createUser, download, until, waitForJob } from './helpers';
 import { bytesOf } from './origin';
 import { startGatedOrigin } from './gated-origin';
 import { startStack, type Stack } from './stack';
+import { endChild } from './private-redis';
 
 const MB = 1_000_000;
 const PASSWORD = 'kill-nine-password';
@@ -80,7 +81,7 @@ it.each([
       await rescue.close();
     }
   } finally {
-    child.kill('SIGKILL');
+    await endChild(child, 'SIGKILL');
     await gated.close();
   }
 }, 120_000);

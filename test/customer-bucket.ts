@@ -27,6 +27,8 @@ export interface CustomerBucket {
   refuseCopies: boolean;
   /** UploadPartCopy requests refused so far. */
   copiesRefused: number;
+  /** Awaited before an UploadPartCopy request is answered, with its x-amz-copy-source. */
+  beforeCopy: ((copySource: string) => Promise<void>) | null;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,12 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
       res.writeHead(403, { 'content-type': 'application/xml' });
       return void res.end(req.method === 'HEAD' ? undefined : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${secret}</Code><Message>refused by the test's SigV4 check</Message></Error>`);
     }
+    const copySource = req.headers['x-amz-copy-source'];
+    if (isPart && typeof copySource === 'string' && bucketOf.beforeCopy) {
+      return void bucketOf.beforeCopy(copySource).then(() => {
+        for (const handler of handlers) handler(req, res);
+      });
+    }
     for (const handler of handlers) handler(req, res);
   });
   const client = new S3Client({
@@ -72,6 +80,7 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
     uploadedPartBytes: 0,
     refuseCopies: false,
     copiesRefused: 0,
+    beforeCopy: null,
     async put(key, body) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     },

@@ -294,7 +294,7 @@ describe('.github/workflows/ci.yml', () => {
     expect(test.indexOf('/usr/bin/chromium')).toBeLessThan(test.indexOf('./dev test'));
   });
 
-  it('runs the tests, and the smoke test against docker compose up --wait with the first user\'s key', () => {
+  it('runs the tests, and the smoke test (with its prefix job into a MinIO bucket) against docker compose up --wait with the first user\'s key', () => {
     expect(runs('test')).toContain('./dev test');
     const smoke = runs('compose-smoke');
     expect(smoke).toMatch(/docker compose up .*--wait/);
@@ -302,5 +302,8 @@ describe('.github/workflows/ci.yml', () => {
     // The key in the environment: pnpm echoes a command line's arguments into the log.
     expect(smoke).toMatch(/ARCHIVE_API_KEY="\$SMOKE_API_KEY" pnpm smoke --base-url http:\/\/localhost:3000/);
     expect(smoke).not.toContain('--api-key');
+    // A prefix job written into a bucket of MinIO (issue 36), its keys in the environment too.
+    expect(smoke).toMatch(/pnpm smoke .*--s3-endpoint http:\/\/minio:9000/);
+    expect(smoke).toContain('SMOKE_S3_SECRET_ACCESS_KEY=');
   });
 });

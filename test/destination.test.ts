@@ -1,11 +1,14 @@
 // Destination buckets end to end (docs/private-sources.md#destination-buckets): a stored job's
 // ZIPs written into the customer's bucket with the source's credentials, `zips[].location`, the
 // download link served from there, the object left in place at expiry, an unwritable
-// destination failing worded, and `destination` refused on stream jobs.
+// destination failing worded, a destination on a private address refused unless allowed, and
+// `destination` refused on stream jobs.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net from 'node:net';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { sweepExpired } from '@ap/jobs';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { BinFailure } from '@ap/archive';
+import { destinationStore, sweepExpired } from '@ap/jobs';
+import { packBin } from '@ap/packer';
 import { call, createUser, download, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startCustomerBucket, type CustomerBucket } from './customer-bucket';
@@ -105,6 +108,35 @@ describe('a destination bucket', () => {
     const failed = await job({ files: [{ url: origin.set('/p2.bin', { body: http }) }], destination: { source: 'wrong-secret', bucket: customer.bucket } });
     expect(failed.status).toBe('failed');
     expect(failed.errors).toEqual([{ url: '', error: 'destination: access denied' }]);
+  });
+
+  it('is refused, worded, where its endpoint is a private address and ALLOW_PRIVATE_URLS is not true (as a source is): nothing written', async () => {
+    const host = new URL(customer.endpoint).host; // 127.0.0.1:<port>
+    const hint = '(set ALLOW_PRIVATE_URLS=true for development)';
+    // The run's stacks allow private addresses (the stand-ins are on loopback): a packer that does not, on a stack of its own.
+    const noWorkers = await startStack({}, { workers: false });
+    try {
+      const created = await call(noWorkers.url, 'POST', '/jobs', { key, body: { files: files(), destination: { source: 'bucket', bucket: customer.bucket, prefix: 'private/' } } });
+      expect(created.status).toBe(201);
+      const zip = await noWorkers.ctx.db.zip.findFirstOrThrow({ where: { jobId: created.body.job_id } });
+      const strict = { ...noWorkers.ctx, config: { ...noWorkers.ctx.config, ALLOW_PRIVATE_URLS: false } };
+      const refused = await packBin(strict, { jobId: created.body.job_id, zipId: zip.id, attempt: zip.attempt }).then(() => null, (err: unknown) => err);
+      expect(refused).toBeInstanceOf(BinFailure);
+      expect((refused as Error).message).toBe(`destination: endpoint ${host} refused, a loopback address ${hint}`);
+      const listed = await client.send(new ListObjectsV2Command({ Bucket: customer.bucket, Prefix: 'private/' }));
+      expect(listed.KeyCount).toBe(0);
+      // A name for a private address is refused as well; downloads read through the same check.
+      const named = await call(stack.url, 'POST', '/sources', {
+        key,
+        body: { name: 'by-name', type: 's3', region: 'us-east-1', endpoint: customer.endpoint.replace('127.0.0.1', 'localhost'), force_path_style: true, access_key_id: CUSTOMER.accessKeyId, secret_access_key: CUSTOMER.secretAccessKey },
+      });
+      expect(named.status).toBe(201);
+      const byName = { destinationSourceId: named.body.source.id, destinationBucket: customer.bucket, destinationPrefix: null };
+      await expect(destinationStore(stack.ctx.db, stack.ctx.secrets, byName, { allowPrivate: false })).rejects.toThrow(`destination: endpoint localhost:${new URL(customer.endpoint).port} refused, resolves to a loopback address ${hint}`);
+      expect(await destinationStore(stack.ctx.db, stack.ctx.secrets, byName, { allowPrivate: true })).not.toBeNull();
+    } finally {
+      await noWorkers.close();
+    }
   });
 
   it('leaves no secret of its source in responses, logs or Redis', () => {

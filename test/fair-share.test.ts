@@ -10,6 +10,7 @@ import { startGatedOrigin, type GatedOrigin } from './gated-origin';
 import { call, createUser, until, waitForJob } from './helpers';
 import { bytesOf } from './origin';
 import { startStack, type Stack } from './stack';
+import { endChild } from './private-redis';
 
 const MB = 1_000_000;
 let stack: Stack;
@@ -127,7 +128,7 @@ describe('a packer killed while running a capped user', () => {
       const bins = await stack.ctx.db.zip.findMany({ where: { jobId: { in: [first, second] } }, orderBy: { completedAt: 'asc' } });
       expect(bins.map((b) => b.jobId)).toEqual([first, second]);
     } finally {
-      child.kill('SIGKILL');
+      await endChild(child, 'SIGKILL');
       await worker?.close();
       await gated.close();
     }

@@ -13,7 +13,7 @@ const TEST_BUCKET = 'test-archives';
 
 export default async function globalSetup(): Promise<void> {
   // Tests that run a service as a process run its bundle; the browser tests load the dashboard.
-  await Promise.all([buildServices(), buildDashboard({ ifStale: true })]);
+  await Promise.all([buildServices(undefined, { ifStale: true }), buildDashboard({ ifStale: true })]);
   const runId = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const base = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const url = new URL(base);

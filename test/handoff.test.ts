@@ -12,6 +12,7 @@ import { startGatedOrigin } from './gated-origin';
 import { bytesOf, sha256 } from './origin';
 import { startStack, type Stack } from './stack';
 import { readZip } from './zip-readers';
+import { endChild } from './private-redis';
 
 const MB = 1_000_000;
 
@@ -93,7 +94,7 @@ describe('a packer sent SIGTERM mid-bin', () => {
       // Resumed after the recorded parts: nothing of the first file fetched again.
       expect((origin.served.get('/0.bin') ?? 0) - (before.get('/0.bin') ?? 0)).toBe(0);
     } finally {
-      child.kill('SIGKILL');
+      await endChild(child, 'SIGKILL');
       await second?.close();
       await origin.close();
     }

@@ -1,9 +1,10 @@
 // Helpers for tests that run the real services in-process against the run's Postgres, Redis and S3.
 import type { AddressInfo } from 'node:net';
+import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '@ap/config';
 import { createUserWithKey } from '@ap/accounts';
-import { applyServerSettings, createApp, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, settleDownloads, type AppOptions } from '@ap/api';
 import type { Plan } from '@ap/db';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createServiceContext, type ServiceContext } from '@ap/service-kit';
@@ -23,7 +24,8 @@ export function testConfig(overrides: Partial<Record<keyof Config, string>> = {}
 export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, appOptions: AppOptions = {}): Promise<TestApi> {
   const base = createServiceContext('api-test', testConfig(overrides));
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
-  const server: Server = createApp(ctx, appOptions).listen(0, '127.0.0.1');
+  const app = createApp(ctx, appOptions);
+  const server: Server = app.listen(0, '127.0.0.1');
   applyServerSettings(server);
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -33,6 +35,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await settleDownloads(app);
       await ctx.queues.close();
       await ctx.close();
     },
@@ -114,6 +117,51 @@ export function partialGet(url: string, limit: number, headers: Record<string, s
       res.on('end', () => resolve({ status: res.statusCode!, etag: String(res.headers.etag), got: Buffer.concat(chunks) }));
     });
     req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+  });
+}
+
+/**
+ * GETs a URL (status 200) into `file`, leaving chunks of zero bytes as holes: a body of gigabytes
+ * of zeros costs no disk writes, and readers read the holes back as zeros. Resolves with the
+ * number of bytes received.
+ */
+export function downloadSparse(url: string, file: string): Promise<number> {
+  const zeros = Buffer.alloc(1 << 20);
+  const allZero = (chunk: Buffer) => {
+    for (let at = 0; at < chunk.length; at += zeros.length) {
+      const piece = chunk.subarray(at, at + zeros.length);
+      if (!piece.equals(zeros.subarray(0, piece.length))) return false;
+    }
+    return true;
+  };
+  return new Promise((resolve, reject) => {
+    const fd = openSync(file, 'w');
+    let at = 0;
+    let settled = false;
+    const finish = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      try {
+        if (!err) ftruncateSync(fd, at);
+      } finally {
+        closeSync(fd);
+      }
+      if (err) reject(err);
+      else resolve(at);
+    };
+    const req = http.get(url, { agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return finish(new Error(`GET ${url} answered ${res.statusCode}`));
+      }
+      res.on('data', (chunk: Buffer) => {
+        if (!allZero(chunk)) writeSync(fd, chunk, 0, chunk.length, at);
+        at += chunk.length;
+      });
+      res.on('end', () => finish(null));
+      res.on('error', finish);
+    });
+    req.on('error', finish);
   });
 }
 

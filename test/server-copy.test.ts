@@ -115,4 +115,28 @@ describe('server-side assembly', () => {
       customer.refuseCopies = false;
     }
   }, 300_000);
+
+  it('fails a copy whose object changed after it was looked at (412), and packs the bin through the packer: never a ZIP of other bytes than its CRCs', async () => {
+    // Without the ETag on each copy, the new bytes would be copied under the old object's CRC-32.
+    const changed = objects[2]!; // in/b.bin, copied
+    const other = bytesOf(33, changed.body.length); // the same size
+    customer.beforeCopy = async (copySource) => {
+      if (!copySource.includes('b.bin')) return;
+      customer.beforeCopy = null;
+      await client.send(new PutObjectCommand({ Bucket: customer.bucket, Key: changed.key, Body: other, ChecksumCRC32: crc32Base64(crc32(other)) }));
+    };
+    customer.uploadedPartBytes = 0;
+    try {
+      const done = await job({ files: files('bucket'), zip_filename: 'packed.zip', destination: { source: 'bucket', bucket: customer.bucket, prefix: 'changed/' } });
+      expect(customer.beforeCopy).toBeNull(); // the object changed mid-assembly
+      expect(done.status).toBe('completed');
+      const zip = await customerObject('changed/packed.zip');
+      // Packed through the packer (every byte uploaded), as the object is now: each CRC checked by three readers.
+      expect(customer.uploadedPartBytes).toBeGreaterThanOrEqual(zip.length);
+      expect(await readZip(zip)).toEqual(objects.map((o) => ({ name: o.key.split('/').pop(), size: o.body.length, sha256: sha256(o === changed ? other : o.body) })));
+    } finally {
+      customer.beforeCopy = null;
+      await client.send(new PutObjectCommand({ Bucket: customer.bucket, Key: changed.key, Body: changed.body, ChecksumCRC32: crc32Base64(crc32(changed.body)) }));
+    }
+  }, 300_000);
 });

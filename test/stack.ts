@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
-import { applyServerSettings, createApp, type AppOptions } from '@ap/api';
+import { applyServerSettings, createApp, settleDownloads, type AppOptions } from '@ap/api';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createPackerProcessor } from '@ap/packer';
 import { createPreparerProcessor } from '@ap/preparer';
@@ -44,14 +44,15 @@ export async function startStack(
     throw err;
   }
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
-  server.on('request', createApp(ctx, options.app));
+  const app = createApp(ctx, options.app);
+  server.on('request', app);
   applyServerSettings(server);
   const workers: Worker[] = [];
   if (options.workers !== false) {
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
     workers.push(startPackerWorker(ctx, 2));
   }
-  const closers: (() => void)[] = [];
+  const closers: (() => Promise<void>)[] = [];
   if (options.webhooks ?? options.workers !== false) {
     const sender = createDeliverySender({
       db: ctx.db,
@@ -72,9 +73,10 @@ export async function startStack(
     async close() {
       // Forced: after a Redis restart a worker's graceful close can wait forever (seen in redis-outage).
       await Promise.all(workers.map((w) => w.close(true)));
-      for (const close of closers) close();
+      for (const close of closers) await close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await settleDownloads(app);
       await ctx.queues.close();
       await ctx.close();
     },

@@ -19,6 +19,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver.close();
   for (const server of servers) server.closeAllConnections();
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   await stack.close();
 });
 

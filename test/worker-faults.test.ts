@@ -14,6 +14,7 @@ import { bytesOf, sha256, type Origin } from './origin';
 import { writeOriginHead } from './origin-range';
 import { startStack, type Stack } from './stack';
 import { readZip } from './zip-readers';
+import { endChild } from './private-redis';
 
 let suite: FaultSuite;
 let origin: Origin;
@@ -39,11 +40,11 @@ async function createJob(body: Record<string, unknown>, base: string): Promise<s
 const spawnPacker = (stack: Stack) =>
   spawnService('packer', { ...process.env, PUBLIC_BASE_URL: stack.url, REDIS_PREFIX: stack.ctx.config.REDIS_PREFIX, HEALTH_PORT: '0', WORKER_LOCK_MS: '2000' }, { stdio: 'ignore' });
 
-/** The end of a killed-packer test: the child killed (if it is not yet), its origin and stack closed. */
+/** The end of a killed-packer test: the child killed (if it is not yet) and gone, its origin and stack closed. */
 async function stopAll(child: ReturnType<typeof spawnPacker>, server: http.Server, stack: Stack) {
-  child.kill('SIGKILL');
+  await endChild(child, 'SIGKILL');
   server.closeAllConnections();
-  server.close();
+  await new Promise((resolve) => server.close(resolve));
   await stack.close();
 }
 

@@ -36,6 +36,12 @@ function isRefusal(err: unknown): boolean {
   return status === 501 || status === 403 || ['NotImplemented', 'AccessDenied', 'InvalidRequest'].includes(e?.name ?? '');
 }
 
+/** An object copied or read changed since its ETag was learned (S3 answers 412 PreconditionFailed). */
+function isPreconditionFailed(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return e?.$metadata?.httpStatusCode === 412 || e?.name === 'PreconditionFailed';
+}
+
 /** The bin's objects, when every file is an object of the destination's source. */
 function objectsOf(bin: ServerCopyBin): ObjectRef[] | null {
   if (bin.encryption || bin.deflateLevel !== null || bin.destinationSourceId === null || bin.files.length === 0) return null;
@@ -136,6 +142,9 @@ export async function assembleInStore(
     const changed = heads.some((h, i): boolean => h === null || (files[i]!.size !== null && h.size !== Number(files[i]!.size)) || (files[i]!.etag !== null && h.etag !== files[i]!.etag));
     if (changed) return null; // the through-packer path reports the file's error as usual
     const known = heads as ObjectChecksum[];
+    // Every copy and read from here on holds the object to the ETag its size and CRC came with:
+    // one that changes meanwhile fails with 412 (below) instead of lending other bytes.
+    const pinned = refs.map((ref, i): ObjectRef => ({ ...ref, etag: known[i]!.etag }));
     // A single ZIP's names come from the objects, as writeArchive names them (s3:// bodies have no Content-Disposition).
     const names = createEntryNameDeduper();
     const entries = files.map((f, i) => ({
@@ -148,17 +157,17 @@ export async function assembleInStore(
     const plan = planServerCopy(layout, copyable);
     if (!plan || !plan.some((p) => p.kind === 'copy')) return null;
     const crcs: number[] = [];
-    for (const [i, head] of known.entries()) crcs[i] = head.crc32 ?? (await readCrc(store, refs[i]!, head.size, settings.concurrency));
-    const render = (start: number, length: number) => renderBytes(store, layout, refs, crcs, start, length);
+    for (const [i, head] of known.entries()) crcs[i] = head.crc32 ?? (await readCrc(store, pinned[i]!, head.size, settings.concurrency));
+    const render = (start: number, length: number) => renderBytes(store, layout, pinned, crcs, start, length);
     const padded = new PaddedParts(store, bin.key);
     try {
       const parts = await mapLimit(plan, settings.concurrency, async (p): Promise<AssemblyPart> => {
-        if (p.kind === 'copy') return { kind: 'copy', source: refs[p.entry]!, start: p.objectStart, end: p.objectStart + p.length - 1 };
+        if (p.kind === 'copy') return { kind: 'copy', source: pinned[p.entry]!, start: p.objectStart, end: p.objectStart + p.length - 1 };
         // Records joined to the first bytes of a copied body: made inside S3 too (s3tar's pad).
         const last = sliceRange(layout, p.start, p.start + p.length - 1).at(-1)!;
         const records = p.length - last.length;
         if (last.segment.kind === 'data' && copyable(last.segment.entry) && last.from === 0 && records > 0) {
-          return padded.part(await render(p.start, records), refs[last.segment.entry]!, last.length);
+          return padded.part(await render(p.start, records), pinned[last.segment.entry]!, last.length);
         }
         return { kind: 'upload', length: p.length, bytes: () => render(p.start, p.length) };
       });
@@ -176,6 +185,10 @@ export async function assembleInStore(
       await padded.remove();
     }
   } catch (err) {
+    if (!signal.aborted && isPreconditionFailed(err)) {
+      log.info({ key: bin.key }, 'an object changed during server-side assembly: packing through the packer');
+      return null; // which reports the changed file as any changed file
+    }
     if (signal.aborted || !isRefusal(err)) throw err;
     log.info({ key: bin.key, error: (err as Error).name }, 'server-side assembly refused: packing through the packer');
     return null;

@@ -1,8 +1,11 @@
 // Destination buckets (docs/private-sources.md#destination-buckets): a stored job's ZIPs are
 // written to s3://<bucket>/<prefix><zip filename> with the destination source's credentials,
 // and downloads read them from there. The credentials are opened just before use, never logged.
+// The endpoint is held to the address rules of every fetched URL (docs/private-sources.md#the-rules):
+// a private one is refused unless ALLOW_PRIVATE_URLS=true, up front and again at connect time.
 import { createHash } from 'node:crypto';
 import { sourcesWithSecrets, type DbTx } from '@ap/db';
+import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents } from '@ap/fetch';
 import type { SecretBox } from '@ap/secrets';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
 import { sourceSecretPlace } from './sources';
@@ -33,16 +36,44 @@ export function isAccessRefusal(err: unknown): boolean {
   return e?.$metadata?.httpStatusCode === 403 || ['AccessDenied', 'AllAccessDisabled', 'InvalidAccessKeyId', 'SignatureDoesNotMatch'].includes(code);
 }
 
-const stores = new Map<string, ObjectStore>();
+/** A destination that may not be written or read here (its endpoint's address is refused); worded for a person. */
+export class DestinationRefused extends Error {}
 
-/** The store of the job's destination bucket, or null when the job has none; throws when its source is gone. */
-export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'>, job: DestinationColumns): Promise<ObjectStore | null> {
+/**
+ * DestinationRefused when `err` is the address guard refusing the destination's endpoint (up
+ * front, or at connect time for a name), else null: "destination: endpoint 127.0.0.1:9000
+ * refused, a loopback address (set ALLOW_PRIVATE_URLS=true for development)".
+ */
+export function destinationBlocked(err: unknown, rules: { allowPrivate: boolean }): DestinationRefused | null {
+  if (err instanceof DestinationRefused) return err;
+  const blocked = findFetchError(err);
+  if (blocked?.kind !== 'blocked') return null;
+  const host = blocked.url ? ` ${new URL(blocked.url).host}` : '';
+  return new DestinationRefused(`destination: endpoint${host} refused, ${blocked.userMessage.replace(/^blocked: /, '')} (${rules.allowPrivate ? 'always' : 'set ALLOW_PRIVATE_URLS=true for development'})`);
+}
+
+const stores = new Map<string, ObjectStore>();
+const agentsByRule = new Map<boolean, GuardedAgents>();
+
+/**
+ * The store of the job's destination bucket, or null when the job has none; throws when its
+ * source is gone, and DestinationRefused when its endpoint is an address `allowPrivate` refuses.
+ */
+export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'>, job: DestinationColumns, rules: { allowPrivate: boolean }): Promise<ObjectStore | null> {
   if (!hasDestination(job)) return null;
   const [source] = await sourcesWithSecrets(db, [job.destinationSourceId!]);
   if (!source) throw new Error('destination: source deleted');
+  const guard = { allowPrivate: rules.allowPrivate, allowList: [] };
+  if (source.endpoint !== null) {
+    const refused = checkUrl(new URL(source.endpoint), guard);
+    if (refused) {
+      refused.url = source.endpoint;
+      throw destinationBlocked(refused, rules);
+    }
+  }
   const secretAccessKey = secrets.open(source.secretAccessKey, sourceSecretPlace(source.id));
-  // One client per source, bucket and key pair: a source whose secret changed gets a new one.
-  const id = createHash('sha256').update(JSON.stringify([source.id, source.region, source.endpoint, source.forcePathStyle, source.accessKeyId, secretAccessKey, job.destinationBucket])).digest('hex');
+  // One client per source, bucket, key pair and address rule: a source whose secret changed gets a new one.
+  const id = createHash('sha256').update(JSON.stringify([source.id, source.region, source.endpoint, source.forcePathStyle, source.accessKeyId, secretAccessKey, job.destinationBucket, rules.allowPrivate])).digest('hex');
   let store = stores.get(id);
   if (!store) {
     if (stores.size >= 64) {
@@ -56,8 +87,19 @@ export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'
       bucket: job.destinationBucket!,
       accessKeyId: source.accessKeyId,
       secretAccessKey,
+      // Names are resolved and checked at connect time, as for fetched URLs (DNS may change after the check above).
+      agents: agentsFor(rules.allowPrivate),
     });
     stores.set(id, store);
   }
   return store;
+}
+
+function agentsFor(allowPrivate: boolean): GuardedAgents {
+  let agents = agentsByRule.get(allowPrivate);
+  if (!agents) {
+    agents = createGuardedAgents({ guard: { allowPrivate, allowList: [] } });
+    agentsByRule.set(allowPrivate, agents);
+  }
+  return agents;
 }

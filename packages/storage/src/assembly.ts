@@ -6,7 +6,15 @@ import type { ObjectInfo } from './object-types';
 export interface ObjectRef {
   bucket: string;
   key: string;
+  /**
+   * Copy or read the object only while it has this ETag (the one its size and CRC were learned
+   * with): S3 answers 412 PreconditionFailed once it changed, instead of other bytes.
+   */
+  etag?: string;
 }
+
+/** An ETag as the If-Match headers take it: quoted. */
+export const quotedEtag = (etag: string): string => (etag.startsWith('"') ? etag : `"${etag}"`);
 
 export interface ObjectChecksum extends ObjectInfo {
   /** The object's full-object CRC-32 (a composite checksum of a multipart upload is not one): null when S3 has none. */
@@ -45,6 +53,7 @@ export async function assembleObject(
           PartNumber,
           CopySource: `${part.source.bucket}/${part.source.key.split('/').map(encodeURIComponent).join('/')}`,
           CopySourceRange: `bytes=${part.start}-${part.end}`,
+          ...(part.source.etag !== undefined ? { CopySourceIfMatch: quotedEtag(part.source.etag) } : {}),
         }),
         { abortSignal },
       );

@@ -12,12 +12,14 @@ import {
   CreateMultipartUploadCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PartCutter, partBuffers, releasePart } from './parts';
 import type { ObjectInfo, UploadedPart } from './object-types';
 export type { ObjectInfo, UploadedPart } from './object-types';
-import { assembleObject, type AssemblyPart, type ObjectChecksum, type ObjectRef } from './assembly';
+import { assembleObject, quotedEtag, type AssemblyPart, type ObjectChecksum, type ObjectRef } from './assembly';
 export type { AssemblyPart, ObjectChecksum, ObjectRef } from './assembly';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
@@ -30,6 +32,8 @@ export interface StorageConfig {
   accessKeyId: string;
   secretAccessKey: string;
   forcePathStyle: boolean;
+  /** The HTTP(S) agents requests go through (a customer's bucket: @ap/fetch's guarded agents); default: the SDK's. */
+  agents?: { http: HttpAgent; https: HttpsAgent };
 }
 
 export interface ObjectRead extends ObjectInfo {
@@ -95,7 +99,7 @@ export interface ObjectStore {
   deleteMany(keys: string[]): Promise<void>;
   /** HeadObject with checksum mode of an object these credentials reach, in any bucket; null: no such object. */
   headChecksum(source: ObjectRef): Promise<ObjectChecksum | null>;
-  /** A range of an object in any bucket these credentials reach. */
+  /** A range of an object in any bucket these credentials reach (while it has `source.etag`, when given). */
   readFrom(source: ObjectRef, range: { start: number; end: number }): Promise<ObjectRead>;
   /** A multipart upload of parts sent or copied inside S3 (UploadPartCopy), in order; aborted on failure. */
   assemble(key: string, parts: readonly AssemblyPart[], options: { contentType?: string; concurrency: number; signal?: AbortSignal; onPart?(index: number): void }): Promise<ObjectInfo>;
@@ -113,7 +117,7 @@ export function createS3Client(config: StorageConfig): S3Client {
     responseChecksumValidation: 'WHEN_REQUIRED',
     // A store that went away mid-request is an error of that request (retried by the SDK, then
     // the bin's), never a wait without end: no connection in 5 s, or no byte moving for 30 s.
-    requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000, ...(config.agents ? { httpAgent: config.agents.http, httpsAgent: config.agents.https } : {}) },
   });
 }
 
@@ -273,7 +277,9 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       return { size: Number(out.ContentLength ?? 0), etag: unquote(out.ETag), crc32: fullObject ? Buffer.from(out.ChecksumCRC32!, 'base64').readUInt32BE(0) : null };
     },
     async readFrom(source, range) {
-      const out = await client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key, Range: `bytes=${range.start}-${range.end}` }));
+      const out = await client.send(
+        new GetObjectCommand({ Bucket: source.bucket, Key: source.key, Range: `bytes=${range.start}-${range.end}`, ...(source.etag !== undefined ? { IfMatch: quotedEtag(source.etag) } : {}) }),
+      );
       const contentLength = Number(out.ContentLength ?? 0);
       return { body: out.Body as Readable, contentLength, size: out.ContentRange ? Number(out.ContentRange.split('/')[1]) : contentLength, etag: unquote(out.ETag) };
     },

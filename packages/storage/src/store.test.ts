@@ -101,4 +101,26 @@ describe('object store on S3 (s3rver)', () => {
     expect(resumed.map((p) => p.partNumber).sort((a, b) => a - b)).toEqual(Array.from({ length: 5 - prefix.length }, (_, i) => prefix.length + 1 + i));
     expect(partBuffers.idleSize).toBe(partBuffers.allocated * PART);
   });
+
+  it('copies and reads an object only while it has the ETag it was learned with: once it changed, 412 PreconditionFailed and nothing written', async () => {
+    const source = `store-test/${randomBytes(6).toString('hex')}`;
+    const target = `store-test/${randomBytes(6).toString('hex')}`;
+    keys.push(source, target);
+    const first = randomBytes(PART + 10);
+    await store.upload(source, Readable.from([first]));
+    const learned = (await store.headChecksum({ bucket: store.bucket, key: source }))!.etag;
+    const at = (etag: string) => ({ bucket: store.bucket, key: source, etag });
+    const copyOf = (etag: string) => store.assemble(target, [{ kind: 'copy', source: at(etag), start: 0, end: PART + 9 }], { concurrency: 1 });
+    const read = async (etag: string) => Buffer.concat(await (await store.readFrom(at(etag), { start: 0, end: 99 })).body.toArray());
+    expect((await read(learned)).equals(first.subarray(0, 100))).toBe(true);
+    await copyOf(learned);
+    expect((await stored(target)).equals(first)).toBe(true);
+    await store.deleteMany([target]);
+
+    await store.upload(source, Readable.from([randomBytes(PART + 10)])); // the same size, other bytes
+    const refused = (p: Promise<unknown>) => p.then(() => 'accepted', (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => [err.name, err.$metadata?.httpStatusCode]);
+    expect(await refused(copyOf(learned))).toEqual(['PreconditionFailed', 412]);
+    expect(await refused(read(learned))).toEqual(['PreconditionFailed', 412]);
+    expect(await store.head(target)).toBeNull();
+  });
 });

@@ -42,27 +42,39 @@ export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped' | '
 
 export interface DeliverySender {
   send(payload: WebhookDeliveryPayload): Promise<AttemptOutcome>;
-  close(): void;
+  /** Cuts the requests in flight and resolves once their attempts are recorded (before the database closes). */
+  close(): Promise<void>;
 }
 
 export function createDeliverySender(deps: DeliveryDeps): DeliverySender {
   const guard: GuardOptions = { allowPrivate: deps.allowPrivate, allowList: [] };
   const agents = createGuardedAgents({ guard, freeSocketTimeoutMs: 5_000 });
   const inFlight = new InFlightPerWebhook();
+  const sending = new Set<Promise<unknown>>();
+  const send = async (payload: WebhookDeliveryPayload): Promise<AttemptOutcome> => {
+    const target = await deps.db.webhookDelivery.findUnique({ where: { id: payload.deliveryId }, select: { webhookId: true } });
+    if (!target) return 'skipped';
+    if (!inFlight.tryTake(target.webhookId)) return 'busy';
+    try {
+      return await attempt(deps, agents, guard, payload);
+    } finally {
+      inFlight.release(target.webhookId);
+    }
+  };
   return {
-    async send(payload) {
-      const target = await deps.db.webhookDelivery.findUnique({ where: { id: payload.deliveryId }, select: { webhookId: true } });
-      if (!target) return 'skipped';
-      if (!inFlight.tryTake(target.webhookId)) return 'busy';
-      try {
-        return await attempt(deps, agents, guard, payload);
-      } finally {
-        inFlight.release(target.webhookId);
-      }
+    send(payload) {
+      const sent = send(payload);
+      const settled: Promise<void> = sent.then(
+        () => void sending.delete(settled),
+        () => void sending.delete(settled),
+      );
+      sending.add(settled);
+      return sent;
     },
-    close() {
+    async close() {
       agents.http.destroy();
       agents.https.destroy();
+      while (sending.size) await Promise.allSettled([...sending]);
     },
   };
 }

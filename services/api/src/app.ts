@@ -43,8 +43,30 @@ export interface AppOptions {
   clock?: () => Date;
 }
 
+/** Download handlers and their outbox writes (download.completed) still running, per app. */
+const pendingWork = new WeakMap<Express, Set<Promise<unknown>>>();
+
+/**
+ * Resolves once the downloads' work is done (a handler whose client left still records its CRC
+ * checkpoints; an ended download writes its event): after the server has closed and before the
+ * context does, so no event is lost at shutdown and no query starts on a closed database.
+ */
+export async function settleDownloads(app: Express): Promise<void> {
+  const pending = pendingWork.get(app);
+  while (pending?.size) await Promise.allSettled([...pending]);
+}
+
 export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   const app = express();
+  const pending = new Set<Promise<unknown>>();
+  pendingWork.set(app, pending);
+  const track = (work: Promise<unknown>) => {
+    const settled: Promise<void> = work.then(
+      () => void pending.delete(settled),
+      () => void pending.delete(settled),
+    );
+    pending.add(settled);
+  };
   app.disable('x-powered-by');
   // X-Forwarded-For is believed only from the proxies the operator names (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse).
   app.set('trust proxy', ctx.config.TRUSTED_PROXIES.length ? ctx.config.TRUSTED_PROXIES : false);
@@ -89,9 +111,11 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // download.completed: written to the outbox after the response has ended; a failure here is logged, never the download's.
   const onDownloadEnd = (end: DownloadEnd) => {
     const download = { zip_id: end.zipId, bytes_sent: end.bytesSent, range: end.range, complete: end.complete };
-    recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download })
-      .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
-      .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded'));
+    track(
+      recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download })
+        .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
+        .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded')),
+    );
   };
   const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
   app.use(
@@ -100,9 +124,10 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       db: ctx.db,
       log: ctx.log,
       tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET,
-      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job)) ?? ctx.store).read(key, span),
+      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS })) ?? ctx.store).read(key, span),
       plannedZip,
       onDownloadEnd,
+      track,
       streamSlots: slots,
       perZipLimit: perZipDownloadLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.DOWNLOAD_RATE_LIMIT, ctx.config.DOWNLOAD_TOKEN_SECRET),
     }),

@@ -1,2 +1,2 @@
-export { createApp, type ApiContext, type AppOptions } from './app';
+export { createApp, settleDownloads, type ApiContext, type AppOptions } from './app';
 export { applyServerSettings } from './http/server-settings';

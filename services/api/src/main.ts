@@ -2,7 +2,7 @@ import http from 'node:http';
 import { loadConfig } from '@ap/config';
 import { createServiceContext, exitIfPortInUse, listen, metrics, onShutdown, startHealthServer } from '@ap/service-kit';
 import { createWorkQueues } from '@ap/queue';
-import { createApp } from './app';
+import { createApp, settleDownloads } from './app';
 import { applyServerSettings } from './http/server-settings';
 
 /** docs/operations.md#the-rules: on SIGTERM, responses in flight get this long to finish. */
@@ -11,7 +11,8 @@ const DRAIN_MS = 25_000;
 const ctx = createServiceContext('api', loadConfig());
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
-const server = http.createServer(createApp({ ...ctx, queues }));
+const app = createApp({ ...ctx, queues });
+const server = http.createServer(app);
 applyServerSettings(server);
 await listen(server, ctx.config.PORT).catch(exitIfPortInUse(ctx.log));
 ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
@@ -36,6 +37,7 @@ onShutdown(
     await drained;
     clearInterval(sweep);
     clearTimeout(timer);
+    await settleDownloads(app);
     health.close();
     await queues.close();
     await ctx.close();

@@ -7,6 +7,7 @@ import {
   CANCELLED_BY_FAIL_FAST,
   deflateLevelOf,
   DESTINATION_ACCESS_DENIED,
+  destinationBlocked,
   isAccessRefusal,
   settleJob,
   zipEncryptionOf,
@@ -199,6 +200,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
     held.abort(err);
     await lease.release().catch(() => undefined);
     if (target.destination && (isAccessRefusal(err) || isAccessRefusal((err as { cause?: unknown }).cause))) throw new BinFailure(DESTINATION_ACCESS_DENIED);
+    const refused = target.destination ? destinationBlocked(err, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }) : null;
+    if (refused) throw new BinFailure(refused.message);
     throw err instanceof Error ? err : new Error(String(err));
   } finally {
     held.stop();

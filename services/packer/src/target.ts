@@ -1,9 +1,9 @@
 // What every way of packing a bin shares: where its ZIP goes, the packer's settings as the
 // engine reads them, and the user's next bins once one ends.
 import type { WorkQueues } from '@ap/queue';
-import { destinationKey, destinationStore, objectKeyFor, queueBinsOf } from '@ap/jobs';
+import { destinationBlocked, destinationKey, destinationStore, objectKeyFor, queueBinsOf } from '@ap/jobs';
 import type { binWithJob } from '@ap/db';
-import type { PackTuning } from '@ap/archive';
+import { BinFailure, type PackTuning } from '@ap/archive';
 import type { ServiceContext } from '@ap/service-kit';
 
 /**
@@ -19,7 +19,10 @@ export type BinWithJob = NonNullable<Awaited<ReturnType<typeof binWithJob>>>;
  * under its name there (docs/private-sources.md#destination-buckets), with the source's credentials.
  */
 export async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<{ store: ServiceContext['store']; key: string; destination: boolean }> {
-  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job);
+  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }).catch((err: unknown) => {
+    const refused = destinationBlocked(err, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS });
+    throw refused ? new BinFailure(refused.message) : err;
+  });
   if (destination) return { store: destination, key: destinationKey(zip.job, zip.filename), destination: true };
   return { store: ctx.store, key: objectKeyFor(zip.jobId, zip.id), destination: false };
 }

@@ -47,7 +47,7 @@ const stopMaintenance = await startMaintenance(ctx, queues);
 onShutdown(ctx.log, async () => {
   await stopMaintenance();
   await Promise.all([worker.close(), webhookWorker.close()]);
-  deliveries.close();
+  await deliveries.close();
   health.close();
   await queues.close();
   await ctx.close();

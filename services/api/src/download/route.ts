@@ -1,6 +1,6 @@
 // GET /download/:token: the signed token names a bin, read once; the route picks the ZIP's
 // servable form (stored object or planned stream), answers the head and ranges, then sends.
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '@ap/contract';
 import { binForDownload, type Db, type DownloadBin } from '@ap/db';
 import type { Logger } from '@ap/log';
@@ -21,6 +21,8 @@ export interface DownloadDeps {
   plannedZip?: (bin: DownloadBin) => Promise<ServableZip>;
   /** Told what each download response delivered once it has ended (download.completed). */
   onDownloadEnd?: (end: DownloadEnd) => void;
+  /** Told of each download's handling, to be awaited at shutdown (its reads and records may outlive its response). */
+  track?: (handling: Promise<void>) => void;
   /** Stream downloads in flight per user (STREAM_DOWNLOADS_PER_USER). */
   streamSlots?: StreamSlots;
   /** Requests per ZIP and minute (DOWNLOAD_RATE_LIMIT), before the bin is read. */
@@ -39,9 +41,16 @@ export function downloadRouter(deps: DownloadDeps): Router {
     res.locals.ended = responseEnded(res);
     next();
   };
-  router.get('/:token', listen, ...limit, async (req, res) => {
+  router.get('/:token', listen, ...limit, (req, res) => {
+    const handling = serve(req, res);
+    deps.track?.(handling);
+    return handling;
+  });
+  return router;
+
+  async function serve(req: Request, res: Response): Promise<void> {
     const ended = res.locals.ended as AbortSignal;
-    const verdict = verifyDownloadToken(req.params.token, deps.tokenSecret, new Date());
+    const verdict = verifyDownloadToken(String(req.params.token), deps.tokenSecret, new Date());
     if (!verdict.ok) {
       throw new ApiError(verdict.code, verdict.code === 'EXPIRED_TOKEN' ? 'download link has expired' : 'download link is not valid');
     }
@@ -74,6 +83,5 @@ export function downloadRouter(deps: DownloadDeps): Router {
     if (req.method === 'HEAD') return void res.end();
     const body = await zip.open(answer.span, ended);
     await body.writeTo(res);
-  });
-  return router;
+  }
 }
