@@ -8,7 +8,9 @@
 // packers >= 1.8x, 4 >= 3.2x), the packers' CPU seconds per GiB (/proc utime + stime over
 // the job), the bytes each packer fetched (archive_bytes_fetched_total on its operations port)
 // and the origin sent, against the ZIP's input bytes, each packer's segments, the most
-// segments running at once, and the largest packer RSS (VmRSS every 200 ms; goal <= 200 MB).
+// segments running at once, the origin's connections busy meanwhile (its /stats every poll),
+// the phases (cut, last segment done, finishing), and the largest packer RSS (VmRSS every
+// 200 ms; goal <= 200 MB).
 // Each ZIP's size is checked against the planned layout; the last run's ZIP is downloaded into
 // /dev/shm, checked with `unzip -t` and deleted (VERIFY=0 skips it).
 //   pnpm bench:fleet   (FILES=32 FILE_MIB=64 RATE_MBPS=1 LATENCY_MS=20 PACKERS_LIST=1,2,4
@@ -54,7 +56,7 @@ const files = Array.from({ length: FILES }, (_, i) => ({ url: `${originUrl}/blob
 /** The ZIP's size as planned from the names and sizes alone (stored, no ZIP64 surprises). */
 const expectedSize = planZip(files.map((f) => ({ name: f.filename, size: FILE_BYTES })), { mtime: new Date() }).totalSize;
 
-const originStats = async () => (await (await fetch(`${originUrl}/stats`)).json()) as { bytes: number; requests: number };
+const originStats = async () => (await (await fetch(`${originUrl}/stats`)).json()) as { bytes: number; requests: number; active: number };
 
 /** A counter's value in a Prometheus exposition (summed over the label sets that match `labels`). */
 function counter(text: string, name: string, labels = ''): number {
@@ -125,6 +127,8 @@ interface RunResult {
   segmentTimes: Array<{ index: number; startS: number; endS: number }>;
   /** Seconds from the POST: the bin cut (its segments first seen), the last segment done; then the finishing step to completed_at, and s3rver's join of the parts in it. */
   phases: { cutS: number; segmentsDoneS: number; finishingS: number; s3JoinS: number };
+  /** Bodies the origin was sending at once while segments ran (at most packers x FETCH_CONCURRENCY). */
+  originConnections: { mean: number; max: number };
   peakRssMB: number[];
   peakRssAtS: number[];
   zipSize: number;
@@ -154,6 +158,8 @@ try {
     // Segments are deleted once the bin completes: their times are watched while it runs.
     const seen = new Map<number, { startS: number; endS: number }>();
     let maxAtOnce = 0;
+    /** Bodies the origin was sending, every poll: the connections the packers kept busy. */
+    const busy: Array<[number, number]> = [];
     let segmentCount = 0;
     const t0 = Date.now();
     let job;
@@ -162,6 +168,7 @@ try {
       if (job.status === 'failed') throw new Error(`job ${jobId} failed: ${job.error}`);
       if (job.status === 'completed') break;
       const zipId = job.zips[0]?.id;
+      busy.push([(Date.now() - t0) / 1000, (await originStats()).active]);
       if (zipId) {
         const segments = await db.zipSegment.findMany({ where: { zipId }, select: { index: true, status: true } });
         segmentCount = Math.max(segmentCount, segments.length);
@@ -180,6 +187,8 @@ try {
     const postedLag = (t0 - job.createdAt.getTime()) / 1000;
     const cutS = postedLag + Math.min(...[...seen.values()].map((s) => s.startS));
     const segmentsDoneS = postedLag + Math.max(...[...seen.values()].map((s) => (Number.isNaN(s.endS) ? (Date.now() - t0) / 1000 : s.endS)));
+    const busyInSegments = busy.filter(([at]) => at + postedLag >= cutS && at + postedLag <= segmentsDoneS).map(([, n]) => n);
+    const connections = { mean: busyInSegments.reduce((a, b) => a + b, 0) / Math.max(1, busyInSegments.length), max: Math.max(0, ...busyInSegments) };
     const cpu = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]!);
     const rssPoints = rss.map((r) => r.stop());
     const peaks = rssPoints.map((points) => Math.max(...points.map(([, mb]) => mb)));
@@ -217,6 +226,7 @@ try {
       maxSegmentsAtOnce: maxAtOnce,
       phases: { cutS, segmentsDoneS, finishingS: wallS - segmentsDoneS, s3JoinS },
       segmentTimes: [...seen].map(([index, t]) => ({ index, ...t })).sort((a, b) => a.index - b.index),
+      originConnections: connections,
       peakRssMB: peaks,
       peakRssAtS: peakAtS,
       zipSize,
@@ -233,6 +243,7 @@ try {
         `    fetched ${fetched.map(mib).join(' + ')} = ${mib(totalFetched)}, ${(totalFetched / INPUT_BYTES).toFixed(3)} of the ${mib(INPUT_BYTES)} input (origin sent ${mib(result.originBytes)} in ${result.originRequests} requests)`,
         `    segments ${segmentCount} of ${SEGMENT_BYTES / MiB} MiB, per packer ${segmentsPerPacker.join(' + ')}, at most ${maxAtOnce} at once; ` +
           `times (s from POST) ${result.segmentTimes.map((s) => `${s.index}:${s.startS.toFixed(0)}-${s.endS.toFixed(0)}`).join(' ')}`,
+        `    origin connections busy while segments ran: mean ${connections.mean.toFixed(1)}, max ${connections.max} (of ${count * FETCH_CONCURRENCY})`,
         `    phases: bin cut at ${cutS.toFixed(1)} s, last segment done at ${segmentsDoneS.toFixed(1)} s, finishing ${(wallS - segmentsDoneS).toFixed(1)} s (s3rver joining the parts ${s3JoinS.toFixed(1)} s of it)`,
         `    peak packer RSS ${peaks.map((p, i) => `${p.toFixed(0)} (at ${peakAtS[i]!.toFixed(0)} s)`).join(', ')} MB (largest ${Math.max(...peaks).toFixed(0)} MB; goal <= 200 MB)`,
         `    ZIP ${zipSize} bytes = planned${unzip ? `; unzip -t: ${unzip}` : ''}`,
