@@ -29,6 +29,7 @@ const TEXT = (() => {
 
 let bytesWritten = 0;
 let requests = 0;
+let active = 0;
 
 /** Sends [start, end), no faster than the per-connection rate when there is one. */
 function write(res: http.ServerResponse, start: number, end: number, seed: number, block = BLOCK): void {
@@ -36,6 +37,8 @@ function write(res: http.ServerResponse, start: number, end: number, seed: numbe
   let closed = false;
   res.once('close', () => (closed = true));
   const began = performance.now();
+  active++;
+  res.once('close', () => active--);
   const pump = () => {
     while (at < end && !closed) {
       if (BYTES_PER_MS > 0) {
@@ -67,7 +70,7 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 const server = http.createServer((req, res) => {
-  if (req.url === '/stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: bytesWritten, requests }));
+  if (req.url === '/stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: bytesWritten, requests, active }));
   requests++;
   if (LATENCY_MS > 0) setTimeout(() => answer(req, res), LATENCY_MS);
   else answer(req, res);
