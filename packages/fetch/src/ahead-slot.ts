@@ -67,3 +67,19 @@ export function wholeFits(opened: unknown, body: BodyStream, reserved: number): 
   const left = remainingOf(opened, body);
   return left !== null && left <= reserved;
 }
+
+/** Bytes a body holds unread (a BodyStream's segments included). */
+export function bufferedOf(body: Readable): number {
+  return body instanceof BodyStream ? body.heldBytes : body.readableLength;
+}
+
+/** Calls `measure` whenever `body` buffered bytes (the scheduler's `measure` option: tests, benches). */
+export function watchBuffered(body: Readable, measure: () => void): void {
+  if (body instanceof BodyStream) body.onBuffered = measure;
+  const original = body.push.bind(body);
+  body.push = (chunk: unknown, encoding?: BufferEncoding) => {
+    const more = original(chunk, encoding);
+    measure();
+    return more;
+  };
+}
