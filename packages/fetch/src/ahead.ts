@@ -120,6 +120,7 @@ export class FetchAhead<T> {
     if (!this.slots.has(index)) this.start(index, true); // the window had not reached it
     const slot = this.slots.get(index)!;
     slot.taken = true;
+    if (slot.body === null && !slot.released) this.mode.waitedForBody();
     if (slot.partial && !slot.released && slot.body instanceof BodyStream) slot.body.readAhead = this.leadOf(slot);
     // The consumer's own pace governs it now: ordinary backpressure plus what it already holds.
     return slot.opening.finally(() => {
@@ -145,7 +146,7 @@ export class FetchAhead<T> {
 
   private pump(): void {
     this.offerSegments();
-    while (!this.closed && this.nextOpen < this.items.length && this.busy < this.concurrency) {
+    while (!this.closed && this.nextOpen < this.items.length && this.busy < this.concurrency + this.mode.extra) {
       const index = this.nextOpen;
       if (this.slots.has(index)) {
         this.nextOpen++;

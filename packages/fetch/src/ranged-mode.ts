@@ -77,6 +77,8 @@ const GROW_GAIN = 0.5;
 const GROW_WINDOW_MS = 1000;
 /** New connections' first bytes come a round trip (and a slow start) later: not measured. */
 const GROW_SETTLE_MS = 300;
+/** After growth found no gain, it is not tried again (for whole bodies) before this long. */
+const GROW_RETRY_MS = 10_000;
 
 interface Growth {
   /** When the window began (after GROW_SETTLE_MS), the bytes arrived by then (-1: settling), and the connections held at each tick since. */
@@ -96,6 +98,7 @@ export class RangedMode {
   /** Connections ranges may take beyond the archive's concurrency now (ranged mode's growth). */
   extra = 0;
   private growth: Growth | null = null;
+  private noGrowthUntil = 0;
   /** Bytes of each range (a slice until a probe measured the rate of one connection). */
   rangeBytes: number;
   private probe: Probe | null = null;
@@ -143,7 +146,17 @@ export class RangedMode {
     this.endGrowth();
   }
 
+  /**
+   * The consumer asked for a body whose response had not come yet: with many small files from a
+   * distant origin each connection waits a round trip per file, so more bodies in flight at once
+   * may bring them faster; growth finds out (bodies ahead take the connections it adds).
+   */
+  waitedForBody(): void {
+    if (this.state === 'off' && !this.growth && performance.now() >= this.noGrowthUntil) this.startGrowth();
+  }
+
   private startGrowth(): void {
+    this.endGrowth();
     if (this.maxExtra <= 0) return;
     const timer = setInterval(() => this.checkGrowth(), PROBE_TICK_MS);
     timer.unref();
@@ -172,6 +185,7 @@ export class RangedMode {
       // None could be added (the budget, the host's cap, nothing left to split), or they brought too little: take them back.
       if (added < 1 || rate < growth.before * (1 + (GROW_GAIN * added) / growth.connectionsBefore)) {
         this.extra = Math.max(0, this.extra - GROW_WIDTH);
+        this.noGrowthUntil = now + GROW_RETRY_MS;
         return this.endGrowth();
       }
     }
@@ -241,9 +255,12 @@ export class RangedMode {
 
   private off(): void {
     this.endProbe();
-    this.endGrowth();
-    this.extra = 0;
     if (this.state === 'off') return;
+    if (this.state === 'on') {
+      // Its connections beyond the concurrency end with their ranges.
+      this.endGrowth();
+      this.extra = 0;
+    }
     this.state = 'off';
     this.host.leadsChanged(true);
   }
