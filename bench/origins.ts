@@ -162,7 +162,7 @@ const fileCounts: Array<{ files: number; concurrency: number; writerS: number; c
 try {
   const results: string[] = [];
   for (const concurrency of CONCURRENCIES) {
-    const { apiUrl, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) });
+    const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) });
     const packer = services[2]!;
     children.push(...services);
     const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}-${concurrency}@example.test`, plan: 'scale', overage: true });
@@ -231,10 +231,12 @@ try {
       const { uploadMs, completionMs } = await plainUpload(storedBytes);
 
       // A stream job's ZIP, downloaded whole.
+      resetPeakRss(api.pid!);
       const streamLoad = await sampleOrigin(origin.url);
       const t0 = process.hrtime.bigint();
       const streamed = await drain(streamJob.zips[0]!.download_url);
       const streamMs = ms(t0);
+      const apiRss = peakRssMiB(api.pid!);
       const streamConnections = await streamLoad.stop();
       if (streamed !== streamJob.zips[0]!.size) throw new Error(`stream download sent ${streamed} of ${streamJob.zips[0]!.size}`);
 
@@ -249,7 +251,7 @@ try {
           `    plain upload of ${(storedBytes / MiB).toFixed(0)} MiB into the same s3rver  ${MBps(storedBytes, uploadMs)} (${(uploadMs / 1000).toFixed(1)} s, of which ${(completionMs / 1000).toFixed(1)} s joining the parts on completion);  ` +
             `stored against min(curl, plain upload): ratio ${(Math.max(parallelMs, uploadMs) / storedMs).toFixed(2)};  ` +
             `stored without s3rver's join (${(storedJoinMs / 1000).toFixed(1)} s for this job): ratio ${(parallelMs / (storedMs - storedJoinMs)).toFixed(2)}`,
-          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}`,
+          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}  API peak RSS ${rssFigure(apiRss)}`,
           `    curl    ${describeLoad(curlConnections)}`,
           `    writer  ${describeLoad(writerConnections)}`,
           `    stored  ${describeLoad(storedConnections)}`,
@@ -268,6 +270,7 @@ try {
         streamMBps: rate(streamed, streamMs),
         ratios: { writer: parallelMs / writerMs, stored: parallelMs / storedMs, storedWithoutJoin: parallelMs / (storedMs - storedJoinMs), stream: parallelMs / streamMs },
         packerPeakRssMB: (packerRss * MiB) / 1e6,
+        apiPeakRssMB: (apiRss * MiB) / 1e6,
         peakBufferedMiB: peakBuffered / MiB,
         phasesMs: phases,
         originConnections: { curl: curlConnections, writer: writerConnections, stored: storedConnections, stream: streamConnections },
