@@ -117,12 +117,12 @@ export class FetchAhead<T> {
   take(index: number): Promise<T> {
     if (index !== this.nextTake) throw new Error(`fetch-ahead: item ${index} taken out of order (expected ${this.nextTake})`);
     this.nextTake++;
-    if (!this.slots.has(index)) this.start(index, true); // the window had not reached it
+    const askedAhead = this.slots.has(index);
+    if (!askedAhead) this.start(index, true); // the window had not reached it
     const slot = this.slots.get(index)!;
     slot.taken = true;
-    if (slot.body === null && !slot.released) this.mode.waitedForBody();
-    if (slot.partial && !slot.released && slot.body instanceof BodyStream) slot.body.readAhead = this.leadOf(slot);
-    // The consumer's own pace governs it now: ordinary backpressure plus what it already holds.
+    // Asked for ahead and still unanswered: a round trip, not the budget, keeps the consumer waiting.
+    if (askedAhead && slot.body === null && !slot.released) this.mode.waitedForBody();    if (slot.partial && !slot.released && slot.body instanceof BodyStream) slot.body.readAhead = this.leadOf(slot);
     return slot.opening.finally(() => {
       this.slots.delete(index);
       this.pump();
