@@ -2,14 +2,14 @@
  * When an archive's large bodies are fetched as several ranges at once (ahead.ts). When the
  * consumer has waited on the body it reads (its bytes arrive slower than it reads them), more
  * connections may bring them faster (a distant origin, or one capping each connection), or not
- * (a busy machine, a saturated link). A probe tells which: the rate at which the archive's bytes
- * arrive from its origins is measured for a moment, then again with two more connections (two
- * segments of the body, or two bodies ahead filling their reservations); only if bytes arrive
- * half as fast again with them is ranged mode kept on, else the next probe waits (5 s,
- * doubling). Measured where the bytes arrive, not at the consumer: the probe's segments hold
- * bytes the consumer reaches only once the main response has brought its slice, seconds later
- * from a capped origin (docs/engine.md#fetching-ahead). A body read as fast as it arrives (its
- * read-ahead fills) turns ranged mode off.
+ * (a busy machine, a saturated link). A probe tells which: the rate at which the body being read
+ * arrives is measured for a moment, then the rate at which all the archive's bytes arrive with
+ * two more connections (two segments of the body; the bodies ahead read their whole reservations
+ * from the probe's start, ahead.ts); only if bytes arrive half as fast again is ranged mode kept
+ * on, else the next probe waits (5 s, doubling). Measured where the bytes arrive, not at the
+ * consumer: the probe's segments hold bytes the consumer reaches only once the main response has
+ * brought its slice, seconds later from a capped origin (docs/engine.md#fetching-ahead). A body
+ * read as fast as it arrives (its read-ahead, its whole reservation, fills) turns ranged mode off.
  */
 
 /**
