@@ -358,7 +358,7 @@ export class FetchAhead<T> {
 
   /** How far a body larger than its reservation reads ahead now. */
   private leadOf(slot: Slot<T>): number {
-    return leadOf(slot, this.mode.state !== 'off');
+    return leadOf(slot, this.mode.state);
   }
 
   /** Bodies opened ahead, not yet read, and larger than their reservation, in archive order. */
