@@ -19,7 +19,8 @@
 //   pnpm bench:origins   (SMALL_FILES=2000 SMALL_KIB=256 BIG_FILES=8 BIG_MIB=256 CONCURRENCY=8,1
 //                         FILE_COUNTS=100,300,1000 FILE_KIB=64
 //                         ONLY=1|2|3 LATENCY_MS=40 RATE_MBPS=25 to change)
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -34,6 +35,7 @@ import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { newZipFile } from '@ap/zip';
 import { firstLine, MBps, ms, peakRssMiB, rate, resetPeakRss, rssFigure, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
+import { describeLoad, sampleOrigin } from './lib/origin-stats';
 import { sampleRss, writeChart, writeResults } from './lib/report';
 import type { Series } from './lib/svg';
 
@@ -108,12 +110,12 @@ if (!ONLY || ONLY.includes('1'))
 if (!ONLY || ONLY.includes('2'))
   cases.push({ label: `(2) ${BIG_FILES} files x ${BIG_BYTES / MiB} MiB`, urls: Array.from({ length: BIG_FILES }, (_, i) => `${origin.url}/blob/${BIG_BYTES}/${1000 + i}/b${i}.bin`), bytes: BIG_FILES * BIG_BYTES });
 
-/** curl into /dev/null: in parallel (8 at once) or one after another; the ms it took. */
-function curl(urls: string[], parallel: boolean): number {
+/** curl into /dev/null: in parallel (8 at once) or one after another; the ms it took (not blocking: the origin is sampled meanwhile). */
+async function curl(urls: string[], parallel: boolean): Promise<number> {
   const config = `/tmp/ap-bench-origins-${process.pid}.curl`;
   writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
   const t0 = process.hrtime.bigint();
-  execFileSync('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-immediate', '--parallel-max', '8'] : []), '-K', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await promisify(execFile)('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-immediate', '--parallel-max', '8'] : []), '-K', config]);
   return ms(t0);
 }
 
@@ -160,7 +162,7 @@ const fileCounts: Array<{ files: number; concurrency: number; writerS: number; c
 try {
   const results: string[] = [];
   for (const concurrency of CONCURRENCIES) {
-    const { apiUrl, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) });
+    const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) });
     const packer = services[2]!;
     children.push(...services);
     const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}-${concurrency}@example.test`, plan: 'scale', overage: true });
@@ -182,10 +184,14 @@ try {
     const fetcher = createFetcher(fetcherOptions(config));
 
     for (const c of cases) {
-      const parallelMs = curl(c.urls, true);
-      const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? curl(c.urls, false) : null;
+      const curlLoad = await sampleOrigin(origin.url);
+      const parallelMs = await curl(c.urls, true);
+      const curlConnections = await curlLoad.stop();
+      const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? await curl(c.urls, false) : null;
 
+      const writerLoad = await sampleOrigin(origin.url);
       const { writerMs, zipBytes, peakBuffered } = await timeWriter(c.urls, concurrency, fetcher);
+      const writerConnections = await writerLoad.stop();
 
       // The stream job is prepared first, untimed: the stored job is then not a fresh API's
       // first request, which pays for its first queries (about 0.15 s, docs in bench/README.md).
@@ -198,6 +204,7 @@ try {
       execFileSync('sync');
       resetPeakRss(packer.pid!);
       const rss = sampleRss(packer.pid!);
+      const storedLoad = await sampleOrigin(origin.url);
       const posted = Date.now();
       const storedId = await post({ files: c.urls.map((url) => ({ url })) });
       let stored;
@@ -208,6 +215,7 @@ try {
         await new Promise((r) => setTimeout(r, 100));
       }
       const storedMs = stored.completedAt!.getTime() - posted;
+      const storedConnections = await storedLoad.stop();
       const rssOverJob = rss.stop();
       const packerRss = peakRssMiB(packer.pid!);
       const storedZip = stored.zips[0]!;
@@ -223,9 +231,13 @@ try {
       const { uploadMs, completionMs } = await plainUpload(storedBytes);
 
       // A stream job's ZIP, downloaded whole.
+      resetPeakRss(api.pid!);
+      const streamLoad = await sampleOrigin(origin.url);
       const t0 = process.hrtime.bigint();
       const streamed = await drain(streamJob.zips[0]!.download_url);
       const streamMs = ms(t0);
+      const apiRss = peakRssMiB(api.pid!);
+      const streamConnections = await streamLoad.stop();
       if (streamed !== streamJob.zips[0]!.size) throw new Error(`stream download sent ${streamed} of ${streamJob.zips[0]!.size}`);
 
       const ratio = (x: number) => (parallelMs / x).toFixed(2);
@@ -239,7 +251,11 @@ try {
           `    plain upload of ${(storedBytes / MiB).toFixed(0)} MiB into the same s3rver  ${MBps(storedBytes, uploadMs)} (${(uploadMs / 1000).toFixed(1)} s, of which ${(completionMs / 1000).toFixed(1)} s joining the parts on completion);  ` +
             `stored against min(curl, plain upload): ratio ${(Math.max(parallelMs, uploadMs) / storedMs).toFixed(2)};  ` +
             `stored without s3rver's join (${(storedJoinMs / 1000).toFixed(1)} s for this job): ratio ${(parallelMs / (storedMs - storedJoinMs)).toFixed(2)}`,
-          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}`,
+          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}  API peak RSS ${rssFigure(apiRss)}`,
+          `    curl    ${describeLoad(curlConnections)}`,
+          `    writer  ${describeLoad(writerConnections)}`,
+          `    stored  ${describeLoad(storedConnections)}`,
+          `    stream  ${describeLoad(streamConnections)}`,
         ].join('\n'),
       );
       console.log(results.at(-1));
@@ -254,8 +270,10 @@ try {
         streamMBps: rate(streamed, streamMs),
         ratios: { writer: parallelMs / writerMs, stored: parallelMs / storedMs, storedWithoutJoin: parallelMs / (storedMs - storedJoinMs), stream: parallelMs / streamMs },
         packerPeakRssMB: (packerRss * MiB) / 1e6,
+        apiPeakRssMB: (apiRss * MiB) / 1e6,
         peakBufferedMiB: peakBuffered / MiB,
         phasesMs: phases,
+        originConnections: { curl: curlConnections, writer: writerConnections, stored: storedConnections, stream: streamConnections },
         plainUploadMBps: rate(storedBytes, uploadMs),
         ...(concurrency === CONCURRENCIES[0] ? { packerRssOverJob: rssOverJob } : {}),
       });
@@ -268,7 +286,7 @@ try {
     const fetcher = createFetcher(fetcherOptions(config));
     for (const files of FILE_COUNTS) {
       const urls = Array.from({ length: files }, (_, i) => `${origin.url}/blob/${FILE_BYTES}/${5000 + i}/n${i}.bin`);
-      const curlParallelS = curl(urls, true) / 1000;
+      const curlParallelS = (await curl(urls, true)) / 1000;
       for (const concurrency of CONCURRENCIES) {
         const writerS = (await timeWriter(urls, concurrency, fetcher)).writerMs / 1000;
         fileCounts.push({ files, concurrency, writerS, curlParallelS });

@@ -1,7 +1,9 @@
 // The benches' origin, run as its own process so that serving bytes does not share a core with
 // what is measured. GET/HEAD /blob/<size>/<seed>[/<name>] answers <size> deterministic bytes (a
 // 16 MiB random block, rotated by seed), with Range and ETag. GET /stats answers {bytes,
-// requests}: body bytes written and blob requests so far (benches measure origin traffic).
+// requests, open, peakOpen, sockets}: body bytes written and blob requests so far, responses
+// sending now and the most at once since the last GET /stats?reset, and connections open now
+// (benches measure origin traffic and how many connections a client keeps busy).
 // /text/<size>/<seed>[/<name>] answers deterministic CSV-like text instead (it deflates).
 // On loopback by default; ORIGIN_LATENCY_MS answers every request that much later and
 // ORIGIN_RATE_MBPS sends at most that many MB/s per connection, as a CDN or object store some
@@ -29,7 +31,12 @@ const TEXT = (() => {
 
 let bytesWritten = 0;
 let requests = 0;
+/** Bodies being sent now (bench:fleet's busy connections). */
 let active = 0;
+/** Responses under way (a request answered, its body not all sent) now, and the most at once. */
+let open = 0;
+let peakOpen = 0;
+let sockets = 0;
 
 /** Sends [start, end), no faster than the per-connection rate when there is one. */
 function write(res: http.ServerResponse, start: number, end: number, seed: number, block = BLOCK): void {
@@ -70,12 +77,23 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 const server = http.createServer((req, res) => {
-  if (req.url === '/stats') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: bytesWritten, requests, active }));
+  if (req.url?.startsWith('/stats')) {
+    const stats = { bytes: bytesWritten, requests, active, open, peakOpen, sockets };
+    if (req.url.endsWith('?reset')) peakOpen = open;
+    return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
+  }
   requests++;
+  open++;
+  peakOpen = Math.max(peakOpen, open);
+  res.once('close', () => open--);
   if (LATENCY_MS > 0) setTimeout(() => answer(req, res), LATENCY_MS);
   else answer(req, res);
 });
 server.keepAliveTimeout = 60_000;
+server.on('connection', (socket) => {
+  sockets++;
+  socket.once('close', () => sockets--);
+});
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);
 });

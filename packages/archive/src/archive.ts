@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import { YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
+import { hostOf } from './host-of';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 
@@ -196,13 +197,4 @@ function streamEntry(
       });
     });
   });
-}
-
-/** The origin host of a file's URL (an s3:// URL's bucket), for the per-host connection limit. */
-function hostOf(url: string): string | undefined {
-  try {
-    return new URL(url).host;
-  } catch {
-    return undefined;
-  }
 }

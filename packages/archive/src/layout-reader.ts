@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { crc32, planSlices, renderSegment, type CrcCheckpoint, type EntryMac, type RangePiece, type RangePlan, type SegmentSlice, type ZipLayout } from '@ap/zip';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import type { BinFileRow } from '@ap/db';
+import { hostOf } from './host-of';
 import type { CrcStore } from './crc-store';
 import { DataSource } from './data-source';
 import { Readable } from 'node:stream';
@@ -132,9 +133,10 @@ export class LayoutReader {
     // Every request in flight listens on the signal: more than Node's default 10 at once is normal here.
     setMaxListeners(0, this.signal);
     this.ahead = new FetchAhead(
-      plan.pieces.filter((p) => p.kind === 'body').map((piece) => ({ size: piece.to - piece.from, open: () => this.openSource(piece) })),
+      plan.pieces.filter((p) => p.kind === 'body').map((piece) => ({ size: piece.to - piece.from, host: hostOf(this.inputs[piece.entry]!.url), open: () => this.openSource(piece) })),
       (source) => source.stream,
-      this.opts.fetchAhead,
+      // The per-host limits (and ranged mode's growth up to them) as for a stored ZIP's bodies.
+      { hosts: this.fetcher.hosts, ...this.opts.fetchAhead },
     );
     return this.ahead;
   }

@@ -4,6 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import { BodyStream } from './body';
+import type { RangedState } from './ranged-mode';
 
 /** Largest chunk a socket hands over at once: a body reading ahead stops this short of its reservation. */
 const CHUNK_SLACK = 64 * 1024;
@@ -45,10 +46,21 @@ export function reserveFor(size: number | null, slice: number): number {
   return Math.max(Math.min(size ?? LEAD_WHILE_FAST, slice), Math.min(BODY_OVERHEAD, slice));
 }
 
-/** How far a body larger than its reservation reads ahead now. */
-export function leadOf(slot: Pick<Slot<unknown>, 'reserved' | 'probeLead'>, rangedOn: boolean): number {
+/**
+ * How far a body ahead reads during a probe: about the probe's length at 2 MB/s. Its whole
+ * reservation filled the budget in 0.3 s at 25 MB/s, and the probe then found no room for the
+ * ranges of the body being read (docs/engine.md#fetching-ahead).
+ */
+const PROBE_LEAD = 2 * 1024 * 1024;
+
+/**
+ * How far a body larger than its reservation reads ahead now: a short lead while ranged mode is
+ * off, its whole reservation once on (and, for the body being read, under a probe).
+ */
+export function leadOf(slot: Pick<Slot<unknown>, 'reserved' | 'probeLead' | 'taken'>, state: RangedState): number {
   const full = Math.max(0, slot.reserved - CHUNK_SLACK);
-  return rangedOn || slot.probeLead ? full : Math.min(LEAD_WHILE_FAST, full);
+  if (state === 'off' && !slot.probeLead) return Math.min(LEAD_WHILE_FAST, full);
+  return state === 'on' || slot.taken ? full : Math.min(PROBE_LEAD, full);
 }
 
 /** Body bytes still to come from the origin plus those buffered, when known. */
@@ -66,4 +78,20 @@ export function consumedOf(body: Readable): number {
 export function wholeFits(opened: unknown, body: BodyStream, reserved: number): boolean {
   const left = remainingOf(opened, body);
   return left !== null && left <= reserved;
+}
+
+/** Bytes a body holds unread (a BodyStream's segments included). */
+export function bufferedOf(body: Readable): number {
+  return body instanceof BodyStream ? body.heldBytes : body.readableLength;
+}
+
+/** Calls `measure` whenever `body` buffered bytes (the scheduler's `measure` option: tests, benches). */
+export function watchBuffered(body: Readable, measure: () => void): void {
+  if (body instanceof BodyStream) body.onBuffered = measure;
+  const original = body.push.bind(body);
+  body.push = (chunk: unknown, encoding?: BufferEncoding) => {
+    const more = original(chunk, encoding);
+    measure();
+    return more;
+  };
 }

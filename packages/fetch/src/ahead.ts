@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import { BodyStream } from './body';
-import { BODY_OVERHEAD, consumedOf, LEAD_WHILE_FAST, leadOf, MAX_BODIES_AHEAD, remainingOf, reserveFor, wholeFits, type Slot } from './ahead-slot';
+import { BODY_OVERHEAD, bufferedOf, consumedOf, LEAD_WHILE_FAST, leadOf, MAX_BODIES_AHEAD, remainingOf, reserveFor, watchBuffered, wholeFits, type Slot } from './ahead-slot';
 import { RangedMode } from './ranged-mode';
 import type { HostLimits } from './host-limits';
 import type { SharedBudget } from './shared-budget';
@@ -37,6 +37,9 @@ export interface AheadItem<T> {
   /** Opens the body (rejects when it cannot be had). */
   open(): Promise<T>;
 }
+
+/** The smallest range the archive's last body is split into (a round trip is little of it at 2 MB/s). */
+const TAIL_RANGE_BYTES = 512 * 1024;
 
 export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1024 };
 
@@ -75,6 +78,7 @@ export class FetchAhead<T> {
     this.shared = options.shared ?? null;
     this.mode = new RangedMode(this.slice, {
       arrived: () => this.consumed() + this.bufferedBytes(),
+      arrivedInTurn: () => this.consumed() + this.bufferedInTurn(),
       offerSegments: () => this.offerSegments(),
       raiseProbeLeads: (n) => {
         const ahead = [...this.partialAhead()].slice(0, n);
@@ -89,7 +93,8 @@ export class FetchAhead<T> {
         this.setLeads();
       },
       pumpSoon: () => this.pumpSoon(),
-    });
+      connections: () => this.busy,
+    }, Math.max(0, (options.hosts?.perHost ?? 0) - this.concurrency));
     this.pump();
   }
 
@@ -101,7 +106,7 @@ export class FetchAhead<T> {
   /** Body bytes sitting in buffers now, not yet consumed. */
   bufferedBytes(): number {
     let sum = 0;
-    for (const body of this.live) sum += body instanceof BodyStream ? body.heldBytes : body.readableLength;
+    for (const body of this.live) sum += bufferedOf(body);
     return sum;
   }
 
@@ -112,10 +117,12 @@ export class FetchAhead<T> {
   take(index: number): Promise<T> {
     if (index !== this.nextTake) throw new Error(`fetch-ahead: item ${index} taken out of order (expected ${this.nextTake})`);
     this.nextTake++;
-    if (!this.slots.has(index)) this.start(index, true); // the window had not reached it
+    const askedAhead = this.slots.has(index);
+    if (!askedAhead) this.start(index, true); // the window had not reached it
     const slot = this.slots.get(index)!;
     slot.taken = true;
-    // The consumer's own pace governs it now: ordinary backpressure plus what it already holds.
+    // Asked for ahead and still unanswered: a round trip, not the budget, keeps the consumer waiting.
+    if (askedAhead && slot.body === null && !slot.released) this.mode.waitedForBody();    if (slot.partial && !slot.released && slot.body instanceof BodyStream) slot.body.readAhead = this.leadOf(slot);
     return slot.opening.finally(() => {
       this.slots.delete(index);
       this.pump();
@@ -139,7 +146,7 @@ export class FetchAhead<T> {
 
   private pump(): void {
     this.offerSegments();
-    while (!this.closed && this.nextOpen < this.items.length && this.busy < this.concurrency) {
+    while (!this.closed && this.nextOpen < this.items.length && this.busy < this.concurrency + this.mode.extra) {
       const index = this.nextOpen;
       if (this.slots.has(index)) {
         this.nextOpen++;
@@ -195,10 +202,13 @@ export class FetchAhead<T> {
    */
   private offerSegments(): void {
     if (!this.mode.segmentsWanted || this.closed) return;
-    const range = this.mode.rangeBytes;
     let considered = 0;
     for (const [index, slot] of this.held) {
-      const full = () => this.busy >= this.concurrency || this.reserved + range > this.budgetBytes || !this.sharedFits(range) || !this.hostRoom(index);
+      // The archive's last body is split ever finer towards its end, so that its connections
+      // finish together instead of one range's time apart (docs/engine.md#fetching-ahead).
+      const last = index === this.items.length - 1;
+      let range = this.mode.rangeBytes;
+      const full = () => this.busy >= this.concurrency + this.mode.extra || this.reserved + range > this.budgetBytes || !this.sharedFits(range) || !this.hostRoom(index);
       if (considered >= 2) return;
       if (slot.released) continue;
       const body = slot.body;
@@ -209,6 +219,7 @@ export class FetchAhead<T> {
       considered++;
       // Worth it while a range or more is not asked for; the first cut needs two (one stays with the main response).
       while (body.unassignedBytes() >= (body.ranged ? 1 : 2 * range)) {
+        if (last) range = Math.min(this.mode.rangeBytes, Math.max(TAIL_RANGE_BYTES, Math.ceil(body.unassignedBytes() / this.concurrency)));
         if (full() && !(considered === 1 && this.reclaimFor(index))) return;
         if (full()) continue;
         if (!this.mode.maySegment()) return;
@@ -325,7 +336,7 @@ export class FetchAhead<T> {
             if (slot.taken) this.mode.held();
           });
         }
-        if (this.options.measure) this.watch(body);
+        if (this.options.measure) watchBuffered(body, () => (this.peakBufferedBytes = Math.max(this.peakBufferedBytes, this.bufferedBytes())));
         body.once('close', release);
         body.once('end', release);
         // A body that is not a BodyStream (or never reports its last fetched byte) frees its
@@ -347,7 +358,7 @@ export class FetchAhead<T> {
 
   /** How far a body larger than its reservation reads ahead now. */
   private leadOf(slot: Slot<T>): number {
-    return leadOf(slot, this.mode.state === 'on');
+    return leadOf(slot, this.mode.state);
   }
 
   /** Bodies opened ahead, not yet read, and larger than their reservation, in archive order. */
@@ -357,9 +368,26 @@ export class FetchAhead<T> {
     }
   }
 
-  /** Partial bodies ahead read ahead as far as `leadOf` now says. */
+  /**
+   * Bodies read in part (ahead, and the one being read) read ahead as far as `leadOf` now says:
+   * their whole reservation from the moment the consumer waited on the network (a probe, or
+   * ranged mode), so that no connection waits while the probe measures; and the 'held' of the
+   * body being read then means the consumer left a slice unread, not that it paused a moment
+   * (the upload between two parts), which ended probes as "no gain" (docs/engine.md#fetching-ahead).
+   */
   private setLeads(): void {
     for (const slot of this.partialAhead()) slot.body.readAhead = this.leadOf(slot);
+    for (const slot of this.held.values()) {
+      if (!slot.taken || !slot.partial || slot.released || !(slot.body instanceof BodyStream)) continue;
+      slot.body.readAhead = this.leadOf(slot);
+    }
+  }
+
+  /** Body bytes buffered, not yet consumed, of the bodies handed to the consumer. */
+  private bufferedInTurn(): number {
+    let sum = 0;
+    for (const slot of this.held.values()) if (slot.taken && slot.body) sum += bufferedOf(slot.body);
+    return sum;
   }
 
   /** Bytes the consumer has read so far. */
@@ -369,17 +397,4 @@ export class FetchAhead<T> {
     return sum;
   }
 
-  private watch(body: Readable): void {
-    const measure = () => {
-      const now = this.bufferedBytes();
-      if (now > this.peakBufferedBytes) this.peakBufferedBytes = now;
-    };
-    if (body instanceof BodyStream) body.onBuffered = measure;
-    const original = body.push.bind(body);
-    body.push = (chunk: unknown, encoding?: BufferEncoding) => {
-      const more = original(chunk, encoding);
-      measure();
-      return more;
-    };
-  }
 }

@@ -57,6 +57,39 @@ describe('a per-connection capped origin', () => {
   }, 60_000);
 });
 
+describe('a per-connection capped origin, read by a consumer that pauses between parts', () => {
+  it('gets ranged mode on all the same, and connections beyond the concurrency while they bring more, up to the host cap', async () => {
+    // A stored job's consumer: the upload stops the ZIP for a moment after each part. Such a
+    // pause once ended the probe as "no gain" (the body being read filled its 256 KiB lead).
+    const file = bytes(40 * MiB, 9);
+    const o = await startCappedOrigin([file], { bytesPerSecond: 2_000_000 });
+    origins.push(o);
+    const budgetBytes = 32 * MiB;
+    const f = fetcher();
+    const ahead = new FetchAhead<OpenedBody>([{ size: file.length, host: 'capped', open: () => f.openBody(`${o.base}/0`, { expectedSize: file.length }) }], (opened) => opened.stream, {
+      concurrency: 4,
+      budgetBytes,
+      hosts: new HostLimits(8),
+      measure: true,
+    });
+    const hash = createHash('sha256');
+    let sincePause = 0;
+    for await (const chunk of (await ahead.take(0)).stream) {
+      hash.update(chunk as Buffer);
+      sincePause += (chunk as Buffer).length;
+      if (sincePause >= 4 * MiB) {
+        sincePause = 0;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }
+    ahead.close();
+    expect(hash.digest('hex')).toBe(sha(file));
+    expect(o.maxInFlight).toBeGreaterThan(4);
+    expect(o.maxInFlight).toBeLessThanOrEqual(8);
+    expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(budgetBytes);
+  }, 60_000);
+});
+
 describe('an origin answering 429 with Retry-After', () => {
   it('gets no more connections than it had when it refused, and none new before Retry-After', async () => {
     // It serves 3 responses at once and refuses more (Retry-After: 1 s); 40 files of 64 KiB at 2 MB/s each.

@@ -1,0 +1,206 @@
+// bench:origins' size sweep (issue 35): files of each size from a distant origin (40 ms per
+// answer) capping each connection at each rate, as a stored job (POST -> its completed_at) and a
+// stream download (GET of its ZIP), each as a ratio to `curl --parallel --parallel-immediate
+// --parallel-max 8` fetching the same URLs into /dev/null in the same run. Per case also the
+// packer's and the API's peak RSS (target <= 200 MB) and the origin's responses in flight, ours
+// beside curl's. It prints a ratio table and a text chart of ratio against file size, and
+// writes bench/results/origins-sweep.json, bench/results/origins-sweep.txt (the table and the
+// chart) and bench/charts/origins-sweep.svg. Goal: >= 1.0 stored and >= 1.1 stream at every size.
+//   pnpm bench:origins:sweep  (SWEEP_SIZES=256K,4M,64M,1G SWEEP_RATES=2,25 SWEEP_SECONDS=8
+//                              SWEEP_MIN_FILES=1 SWEEP_SKIP=1G@2 LATENCY_MS=40 to change)
+// Each case has about SWEEP_SECONDS of curl's time at 8 connections (files = that many bytes
+// over the size, at least SWEEP_MIN_FILES); a file larger than that is one file, and curl takes
+// it over one connection (1 GiB at 2 MB/s: 9 minutes, hence skipped unless SWEEP_SKIP= ).
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import { createUserWithKey } from '@ap/accounts';
+import { loadConfig } from '@ap/config';
+import { createDb } from '@ap/db';
+import { firstLine, ms, peakRssMiB, resetPeakRss, ROOT, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
+import { sampleOrigin } from './lib/origin-stats';
+import { writeChart, writeResults } from './lib/report';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const parseSize = (s: string) => Number(s.slice(0, -1)) * { K: KiB, M: MiB, G: 1024 * MiB }[s.at(-1)!.toUpperCase() as 'K' | 'M' | 'G']!;
+const SIZES = (process.env.SWEEP_SIZES ?? '256K,4M,64M,1G').split(',');
+const RATES = (process.env.SWEEP_RATES ?? '2,25').split(',').map(Number);
+const SECONDS = Number(process.env.SWEEP_SECONDS ?? 8);
+const MIN_FILES = Number(process.env.SWEEP_MIN_FILES ?? 1);
+const SKIP = new Set((process.env.SWEEP_SKIP ?? '1G@2').split(',').filter(Boolean));
+const LATENCY_MS = process.env.LATENCY_MS ?? '40';
+const label = (size: string) => size.replace(/K$/i, ' KiB').replace(/M$/i, ' MiB').replace(/G$/i, ' GiB');
+
+const children: { kill(): unknown }[] = [];
+const origins = new Map<number, string>();
+for (const rate of RATES) {
+  const child = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_LATENCY_MS: LATENCY_MS, ORIGIN_RATE_MBPS: String(rate) });
+  children.push(child);
+  origins.set(rate, (await firstLine<{ url: string }>(child)).url);
+}
+const bench = await startBenchEnv();
+const config = loadConfig();
+const db = createDb(config.DATABASE_URL);
+
+interface Result {
+  size: string;
+  sizeBytes: number;
+  rateMBps: number;
+  files: number;
+  curlS: number;
+  storedS: number;
+  streamS: number;
+  stored: number;
+  stream: number;
+  packerPeakMB: number;
+  apiPeakMB: number;
+  connections: { curl: number; stored: number; stream: number };
+}
+const results: Result[] = [];
+const MB = (mib: number) => (mib * MiB) / 1e6;
+
+async function curl(urls: string[]): Promise<number> {
+  const file = `/tmp/ap-bench-sweep-${process.pid}.curl`;
+  writeFileSync(file, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
+  const t0 = process.hrtime.bigint();
+  await promisify(execFile)('curl', ['-sS', '--no-progress-meter', '--fail', '--parallel', '--parallel-immediate', '--parallel-max', '8', '-K', file]);
+  return ms(t0);
+}
+
+try {
+  const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1' });
+  children.push(...services);
+  const packer = services[2]!;
+  const { apiKey } = await createUserWithKey(db, { email: `sweep-${Date.now()}@example.test`, plan: 'scale', overage: true });
+  const post = async (body: Record<string, unknown>) => {
+    const res = await fetch(`${apiUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`POST /jobs: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { job_id: string }).job_id;
+  };
+  /** Polls Postgres (not GET /jobs/:id, which carries every file) until the job is done. */
+  const finished = async (id: string) => {
+    for (;;) {
+      const job = await db.job.findUniqueOrThrow({ where: { id }, select: { status: true, completedAt: true } });
+      if (job.status === 'failed') throw new Error(`job ${id} failed`);
+      if (job.status === 'completed') return job.completedAt!;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  let seed = 0;
+  for (const rate of RATES) {
+    const originUrl = origins.get(rate)!;
+    for (const size of SIZES) {
+      if (SKIP.has(`${size}@${rate}`)) continue;
+      const sizeBytes = parseSize(size);
+      const files = Math.max(MIN_FILES, Math.round((SECONDS * 8 * rate * 1e6) / sizeBytes));
+      const urls = Array.from({ length: files }, (_, i) => `${originUrl}/blob/${sizeBytes}/${++seed}/f${i}.bin`);
+      const curlLoad = await sampleOrigin(originUrl);
+      const curlMs = await curl(urls);
+      const curlConnections = (await curlLoad.stop()).meanOpen;
+
+      const streamId = await post({ mode: 'stream', files: urls.map((url) => ({ url })) });
+      await finished(streamId);
+
+      resetPeakRss(packer.pid!);
+      const storedLoad = await sampleOrigin(originUrl);
+      const posted = Date.now();
+      const storedMs = (await finished(await post({ files: urls.map((url) => ({ url })) }))).getTime() - posted;
+      const storedConnections = (await storedLoad.stop()).meanOpen;
+      const packerPeak = peakRssMiB(packer.pid!);
+
+      const r = await fetch(`${apiUrl}/jobs/${streamId}`, { headers: { 'x-api-key': apiKey } });
+      const { job } = (await r.json()) as { job: { zips: { size: number; download_url: string }[] } };
+      resetPeakRss(api.pid!);
+      const streamLoad = await sampleOrigin(originUrl);
+      const t0 = process.hrtime.bigint();
+      const sent = await new Promise<number>((resolve, reject) => {
+        http
+          .get(job.zips[0]!.download_url, { agent: false }, (res) => {
+            let n = 0;
+            pipeline(res, new Writable({ write: (c: Buffer, _e, cb) => ((n += c.length), cb()) })).then(() => resolve(n), reject);
+          })
+          .on('error', reject);
+      });
+      const streamMs = ms(t0);
+      const streamConnections = (await streamLoad.stop()).meanOpen;
+      if (sent !== job.zips[0]!.size) throw new Error(`stream download sent ${sent} of ${job.zips[0]!.size}`);
+      const result: Result = {
+        size,
+        sizeBytes,
+        rateMBps: rate,
+        files,
+        curlS: curlMs / 1000,
+        storedS: storedMs / 1000,
+        streamS: streamMs / 1000,
+        stored: curlMs / storedMs,
+        stream: curlMs / streamMs,
+        packerPeakMB: MB(packerPeak),
+        apiPeakMB: MB(peakRssMiB(api.pid!)),
+        connections: { curl: curlConnections, stored: storedConnections, stream: streamConnections },
+      };
+      results.push(result);
+      console.log(row(result));
+    }
+  }
+  report();
+} finally {
+  for (const c of children) c.kill();
+  await db.$disconnect();
+  await bench.close();
+}
+process.exit(0);
+
+function row(r: Result): string {
+  const c = r.connections;
+  return (
+    `| ${label(r.size)} | ${r.rateMBps} MB/s | ${r.files} | ${r.curlS.toFixed(1)} s | ${r.stored.toFixed(2)} | ${r.stream.toFixed(2)} | ` +
+    `${r.packerPeakMB.toFixed(0)} MB | ${r.apiPeakMB.toFixed(0)} MB | ${c.curl.toFixed(1)} / ${c.stored.toFixed(1)} / ${c.stream.toFixed(1)} |`
+  );
+}
+
+/** Ratio against file size, one line per rate and mode: a bar per size, its length the ratio (| at 1.0). */
+function textChart(): string {
+  const lines = ['ratio to curl -Z 8 against file size (each # is 0.1; | marks 1.0)'];
+  for (const rate of RATES) {
+    for (const mode of ['stored', 'stream'] as const) {
+      lines.push(`${mode} at ${rate} MB/s per connection:`);
+      for (const r of results.filter((x) => x.rateMBps === rate)) {
+        const n = Math.round(r[mode] * 10);
+        const bar: string[] = Array.from({ length: Math.max(n, 10) }, (_, i) => (i < n ? '#' : ' '));
+        bar.splice(10, 0, '|');
+        lines.push(`  ${label(r.size).padStart(8)} ${bar.join('').trimEnd()} ${r[mode].toFixed(2)}`);
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
+function report(): void {
+  const table = [
+    `| File size | Per connection | Files | curl -Z 8 | Stored | Stream | Packer peak RSS | API peak RSS | Origin connections (curl / stored / stream) |`,
+    '|---|---|---|---|---|---|---|---|---|',
+    ...results.map(row),
+  ].join('\n');
+  const text = `${table}\n\n${textChart()}\n`;
+  console.log(`\n${text}`);
+  const params = { SWEEP_SIZES: SIZES, SWEEP_RATES: RATES, SWEEP_SECONDS: SECONDS, SWEEP_MIN_FILES: MIN_FILES, SWEEP_SKIP: [...SKIP], LATENCY_MS: Number(LATENCY_MS) };
+  writeResults({ bench: 'origins-sweep', params, figures: { results } });
+  writeFileSync(path.join(ROOT, 'bench/results/origins-sweep.txt'), text);
+  writeChart('origins-sweep', {
+    title: 'Ratio to curl --parallel-max 8 against file size',
+    xLabel: `file size, MiB (origin ${LATENCY_MS} ms per answer)`,
+    yLabel: 'ratio to curl',
+    xLog: true,
+    series: [
+      ...RATES.flatMap((rate) =>
+        (['stored', 'stream'] as const).map((mode) => ({ name: `${mode}, ${rate} MB/s per connection`, points: results.filter((r) => r.rateMBps === rate).map((r) => [r.sizeBytes / MiB, r[mode]] as [number, number]) })),
+      ),
+      { name: 'curl', dashed: true, points: [[results[0]?.sizeBytes ?? KiB, 1], [results.at(-1)?.sizeBytes ?? MiB, 1]].map(([x, y]) => [x! / MiB, y!] as [number, number]) },
+    ],
+  });
+}
