@@ -14,12 +14,7 @@ import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
 import { readZip } from './zip-readers';
 
-interface DownloadSeen {
-  range?: string;
-  ifRange?: string;
-  status: number;
-  bytes: number;
-}
+interface DownloadSeen { range?: string; ifRange?: string; status: number; bytes: number }
 
 interface CountingProxy {
   url: string;

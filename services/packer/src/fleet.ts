@@ -21,6 +21,7 @@ import { binFilesWithAccess, segmentProgress, settleJob } from '@ap/jobs';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import {
+  bodyBudgetBesideParts,
   finishSegmentedBin,
   packSegment,
   plannedSizeOf,
@@ -124,7 +125,7 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
     bin = await segmentedBinOf(ctx, zip);
     const stored = await recordedParts(db, zip.id, bin.uploadId);
     const target = await binTarget(ctx, zip);
-    const result = await packSegment({ store: target.store, fetcher: ctx.fetcher }, bin, payload.segment, packTuning(ctx.config), {
+    const result = await packSegment({ store: target.store, fetcher: ctx.fetcher }, bin, payload.segment, segmentTuning(ctx, bin), {
       signal: held.signal,
       progress,
       stored,
@@ -156,6 +157,11 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
     held.stop();
     await progress.stop();
   }
+}
+
+/** A segment's reach: the fetch budget is its memory, its two part buffers included, as a whole bin's is. */
+function segmentTuning(ctx: ServiceContext, bin: SegmentedBin) {
+  return { fetchConcurrency: ctx.config.FETCH_CONCURRENCY, fetchBudgetBytes: bodyBudgetBesideParts(ctx.config.FETCH_BUDGET_BYTES, bin.plan.partSize) };
 }
 
 /** The segmented bin as its records describe it: every packer of it lays out the same ZIP. */
@@ -203,7 +209,7 @@ async function finishBin(ctx: ServiceContext, zip: BinWithJob, segments: readonl
     const bin = await segmentedBinOf(ctx, zip);
     const target = await binTarget(ctx, zip);
     const partials = segments.flatMap((s) => (s.crcs ?? []) as unknown as PartialCrc[]);
-    const object = await finishSegmentedBin({ ...ctx, store: target.store }, bin, partials, packTuning(ctx.config), { signal: held.signal });
+    const object = await finishSegmentedBin({ ...ctx, store: target.store }, bin, partials, segmentTuning(ctx, bin), { signal: held.signal });
     const completed = await db.$transaction(async (tx) => {
       const record = { zipId: zip.id, attempt: zip.attempt, leaseOwner: lease.owner };
       const packaged = entriesOf(bin);
