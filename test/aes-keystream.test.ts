@@ -6,26 +6,24 @@
 // before the changed block is encrypted; the next one has a fresh salt and is a correct ZIP.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readAesZip } from '../packages/zip/src/testing-aes';
-import { call, createUser, waitForJob } from './helpers';
-import { bytesOf, sha256, startOrigin, type Origin } from './origin';
-import { startStack, type Stack } from './stack';
+import { closeFaultSuite, startFaultSuite, type FaultSuite } from './fault-fixtures';
+import { call, waitForJob } from './helpers';
+import { bytesOf, sha256, type Origin } from './origin';
+import type { Stack } from './stack';
 
 const PASSWORD = 'keystream-test-password';
 const MiB = 1 << 20;
 
+let suite: FaultSuite;
 let stack: Stack;
 let origin: Origin;
 let key: string;
 
 beforeAll(async () => {
-  stack = await startStack();
-  origin = await startOrigin();
-  key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
+  suite = await startFaultSuite();
+  ({ stack, origin, key } = suite);
 });
-afterAll(async () => {
-  await stack.close();
-  await origin.close();
-});
+afterAll(() => closeFaultSuite(suite));
 
 /** A whole GET: what arrived (a cut connection keeps what came before it) and the ETag. */
 async function fullGet(url: string): Promise<{ complete: boolean; body: Buffer; etag: string | null }> {
