@@ -37,7 +37,7 @@ import {
   type SegmentedBin,
 } from '@ap/archive';
 import { binLease, holdLease, LeaseLost, segmentLease, type Lease } from './lease';
-import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
+import { binTarget, packTuning, queueNextBins, type BinTarget, type BinWithJob, type EventQueues } from './target';
 
 /** A single-ZIP bin of at most this many files per probe slot is probed before packing (a few round trips). */
 const PROBE_ROUNDS = 4;
@@ -59,7 +59,7 @@ function cuttable(zip: BinWithJob): boolean {
  * when this packer packs it whole. A single-ZIP bin is probed first when it has few files, which
  * also gives it a predicted size (its progress).
  */
-export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: BinFile[], archiveLimit: number, lease: Lease, { stopping, queues }: FleetOptions): Promise<boolean> {
+export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, target: BinTarget, files: BinFile[], archiveLimit: number, lease: Lease, { stopping, queues }: FleetOptions): Promise<boolean> {
   if (!cuttable(zip)) return false;
   const { db } = ctx;
   const bin = { zipId: zip.id, attempt: zip.attempt };
@@ -67,7 +67,7 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: B
     const segments = await binSegments(db, bin);
     if (segments.length > 0 && segments.every((s) => s.status === 'completed')) {
       // A packer stopped while finishing, or whose finishing delivery was lost: finished here.
-      await finishBin(ctx, zip, segments, lease, { stopping, queues });
+      await finishBin(ctx, zip, { bin: await segmentedBinOf(ctx, zip, target), target }, segments, lease, { stopping, queues });
       return true;
     }
     if (segments.length > 0) {
@@ -77,7 +77,6 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: B
       return true;
     }
   }
-  const target = await binTarget(ctx, zip);
   if (target.destination && files.some((f) => f.sourceId !== null && f.sourceId === zip.job.destinationSourceId)) return false; // assembled inside S3
   const split = zip.job.maxZipSizeBytes !== null;
   const fleetBin: FleetBin = { jobId: zip.jobId, zipId: zip.id, key: target.key, mtime: zip.job.createdAt, files };
@@ -90,7 +89,7 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, files: B
   const segmentBytes = ctx.config.SEGMENT_BYTES;
   const planned = segmentsOf(fleetBin, segmentBytes, '');
   // Packed whole: a single-ZIP bin now shows its predicted size (its progress).
-  if (!split) await recordPlannedSize(db, bin, plannedSizeOf(fleetBin));
+  if (!split) await recordPlannedSize(db, bin, planned?.layout.totalSize ?? plannedSizeOf(fleetBin));
   if (!planned || planned.layout.totalSize > archiveLimit) return false;
   const layoutId = segmentedUploadLayout(planned.layout, fleetBin.files, segmentBytes);
   const uploadId = await segmentedUpload(target.store, target.key, { id: zip.uploadId, layout: zip.uploadLayout }, layoutId);
@@ -121,10 +120,11 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
   const held = holdLease(lease, ctx.config.WORKER_LOCK_MS, stopping);
   const progress = segmentProgress(db, segment);
   let bin: SegmentedBin | null = null;
+  let target: BinTarget | null = null;
   try {
-    bin = await segmentedBinOf(ctx, zip);
+    target = await binTarget(ctx, zip);
+    bin = await segmentedBinOf(ctx, zip, target);
     const stored = await recordedParts(db, zip.id, bin.uploadId);
-    const target = await binTarget(ctx, zip);
     const result = await packSegment({ store: target.store, fetcher: ctx.fetcher }, bin, payload.segment, segmentTuning(ctx, bin), {
       signal: held.signal,
       progress,
@@ -141,15 +141,15 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
     const finishing = binLease(db, { zipId: zip.id, attempt: zip.attempt }, ctx.config.WORKER_LOCK_MS);
     // Another delivery of the bin (upkeep) may be finishing it already.
     if (!(await finishing.acquire().catch(() => false))) return;
-    await finishBin(ctx, zip, await binSegments(db, { zipId: zip.id, attempt: zip.attempt }), finishing, { stopping, queues });
+    await finishBin(ctx, zip, { bin, target }, await binSegments(db, { zipId: zip.id, attempt: zip.attempt }), finishing, { stopping, queues });
   } catch (err) {
     held.abort(err);
     await lease.release().catch(() => undefined);
     if (stopping?.aborted || err instanceof LeaseLost) throw err;
     metrics.segmentsTotal.inc({ result: 'failed' });
     const failure = bin ? urlFailureOf(bin, err) : null;
-    if (failure && !zip.job.failOnUrlError) {
-      await skipFailedUrl(ctx, zip, failure, queues);
+    if (failure && target && !zip.job.failOnUrlError) {
+      await skipFailedUrl(ctx, zip, target, failure, queues);
       throw new LeaseLost();
     }
     throw failure ? new UrlFailure([failure]) : err;
@@ -165,9 +165,8 @@ function segmentTuning(ctx: ServiceContext, bin: SegmentedBin) {
 }
 
 /** The segmented bin as its records describe it: every packer of it lays out the same ZIP. */
-async function segmentedBinOf(ctx: ServiceContext, zip: BinWithJob): Promise<SegmentedBin> {
+async function segmentedBinOf(ctx: ServiceContext, zip: BinWithJob, target: BinTarget): Promise<SegmentedBin> {
   const files = await binFilesWithAccess(ctx.db, ctx.secrets, zip.jobId, zip.id);
-  const target = await binTarget(ctx, zip);
   const bin = segmentsOf({ jobId: zip.jobId, zipId: zip.id, key: target.key, mtime: zip.job.createdAt, files }, Number(zip.segmentBytes), zip.uploadId!);
   if (!bin || segmentedUploadLayout(bin.layout, files, Number(zip.segmentBytes)) !== zip.uploadLayout) throw new Error('the segmented bin no longer matches its recorded layout');
   return bin;
@@ -190,8 +189,7 @@ function urlFailureOf(bin: SegmentedBin, err: unknown): { position: number; erro
  * fail_on_url_error false: the URL is listed as failed and the bin is packed again without it
  * (its layout changed, so its segments and their upload go); the bin's next delivery re-plans it.
  */
-async function skipFailedUrl(ctx: ServiceContext, zip: BinWithJob, failure: { position: number; error: string }, queues: EventQueues | undefined): Promise<void> {
-  const target = await binTarget(ctx, zip);
+async function skipFailedUrl(ctx: ServiceContext, zip: BinWithJob, target: BinTarget, failure: { position: number; error: string }, queues: EventQueues | undefined): Promise<void> {
   await ctx.db.$transaction(async (tx) => {
     await recordFileErrors(tx, zip.jobId, [failure]);
     await unsegmentBin(tx, zip.id);
@@ -202,12 +200,17 @@ async function skipFailedUrl(ctx: ServiceContext, zip: BinWithJob, failure: { po
 }
 
 /** Writes the parts that need every CRC-32 and completes the bin, under the bin's lease. */
-async function finishBin(ctx: ServiceContext, zip: BinWithJob, segments: readonly SegmentRow[], lease: Lease, { stopping, queues }: FleetOptions): Promise<void> {
+async function finishBin(
+  ctx: ServiceContext,
+  zip: BinWithJob,
+  { bin, target }: { bin: SegmentedBin; target: BinTarget },
+  segments: readonly SegmentRow[],
+  lease: Lease,
+  { stopping, queues }: FleetOptions,
+): Promise<void> {
   const { db } = ctx;
   const held = holdLease(lease, ctx.config.WORKER_LOCK_MS, stopping);
   try {
-    const bin = await segmentedBinOf(ctx, zip);
-    const target = await binTarget(ctx, zip);
     const partials = segments.flatMap((s) => (s.crcs ?? []) as unknown as PartialCrc[]);
     const object = await finishSegmentedBin({ ...ctx, store: target.store }, bin, partials, segmentTuning(ctx, bin), { signal: held.signal });
     const completed = await db.$transaction(async (tx) => {

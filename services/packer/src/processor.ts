@@ -150,7 +150,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
 
   // A big bin goes to the fleet in segments; this delivery then has nothing more to do.
   try {
-    if (await handToFleet(ctx, zip, files, archiveLimit, lease, { stopping, queues })) return;
+    if (await handToFleet(ctx, zip, target, files, archiveLimit, lease, { stopping, queues })) return;
   } catch (err) {
     await lease.release().catch(() => undefined);
     throw err;

@@ -14,11 +14,18 @@ export type EventQueues = Pick<WorkQueues, 'webhook' | 'pack' | 'planConcurrentB
 
 export type BinWithJob = NonNullable<Awaited<ReturnType<typeof binWithJob>>>;
 
+/** Where a bin's ZIP goes: a store, its key there, and whether it is the job's destination bucket. */
+export interface BinTarget {
+  store: ServiceContext['store'];
+  key: string;
+  destination: boolean;
+}
+
 /**
  * Where a bin's ZIP is written: our bucket under its object key, or the job's destination bucket
  * under its name there (docs/private-sources.md#destination-buckets), with the source's credentials.
  */
-export async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<{ store: ServiceContext['store']; key: string; destination: boolean }> {
+export async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<BinTarget> {
   const destination = await destinationStore(ctx.db, ctx.secrets, zip.job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }).catch((err: unknown) => {
     const refused = destinationBlocked(err, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS });
     throw refused ? new BinFailure(refused.message) : err;
