@@ -39,13 +39,25 @@ const databaseUrl = (() => {
   return url.toString();
 })();
 
+const startEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  PORT: String(port),
+  PUBLIC_BASE_URL: '',
+  S3_ENDPOINT: '',
+  S3_BUCKET: '',
+  S3_ACCESS_KEY_ID: '',
+  S3_SECRET_ACCESS_KEY: '',
+  HEALTH_PORT: '',
+  DATA_DIR: dataDir,
+  DATABASE_URL: databaseUrl,
+  REDIS_PREFIX: prefix,
+  ALLOW_PRIVATE_URLS: 'true',
+  LOG_LEVEL: 'info',
+});
+
 /** `pnpm start` against this run's database and Redis (its own prefix), with embedded S3 in `dataDir`. */
 async function pnpmStart(): Promise<Started> {
-  const child = spawn('pnpm', ['start'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), PUBLIC_BASE_URL: '', S3_ENDPOINT: '', S3_BUCKET: '', S3_ACCESS_KEY_ID: '', S3_SECRET_ACCESS_KEY: '', HEALTH_PORT: '', DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_PREFIX: prefix, ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn('pnpm', ['start'], { cwd: root, env: startEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -142,6 +154,19 @@ describe('pnpm start', () => {
       expect({ smokeExit, smokeOut }).toEqual({ smokeExit: 0, smokeOut: expect.stringContaining('[smoke] all checks passed') });
       expect(smokeOut).toMatch(/\[smoke\] ok {3}prefix job into a destination bucket: job \S+, prefix of 3 objects to s3:\/\/smoke-customer\/smoke-[0-9a-f]+\/out\/prefix\.zip/);
       expect(smokeOut).not.toContain(apiKey);
+
+      // Another checkout's `pnpm start` on the same database and Redis prefix is refused, naming this one.
+      const otherDir = mkdtempSync(path.join(os.tmpdir(), 'ap-start-other-'));
+      try {
+        const other = spawn('pnpm', ['start'], { cwd: root, env: { ...startEnv(), PORT: String(await freePort()), DATA_DIR: otherDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let otherOut = '';
+        other.stdout.on('data', (d) => (otherOut += d));
+        other.stderr.on('data', (d) => (otherOut += d));
+        const otherExit = await new Promise<number | null>((resolve) => other.once('exit', (code) => resolve(code)));
+        expect({ otherExit, otherOut }).toEqual({ otherExit: 1, otherOut: expect.stringContaining(`is in use by another pnpm start of ${dataDir} (pid `) });
+      } finally {
+        rmSync(otherDir, { recursive: true, force: true });
+      }
 
       expect((await fetch(`${stack.api}/no/such/route-1234`)).status).toBe(404);
       const after = Object.fromEntries(await Promise.all(Object.entries(stack.health).map(async ([name, base]) => [name, await scrape(base)] as const)));

@@ -18,6 +18,7 @@ import { listen, PortInUseError } from '@ap/service-kit';
 import { DATA_DIR, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, devSecrets, writeRuntimeInfo } from './dev-env';
 import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedPostgres, startEmbeddedS3, startRedisServer, type EmbeddedS3, type EmbeddedPostgresHandle } from './embedded';
 import { buildServices, spawnService, SERVICES, type ServiceName } from './services';
+import { claimStack, StackClaimed } from './stack-claim';
 import { buildDashboard } from '@ap/dashboard';
 
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
@@ -201,6 +202,16 @@ try {
   await stopEmbedded();
   if (err instanceof ConfigError) die(err.message);
   throw err;
+}
+
+// --- this stack's database and Redis prefix, unless another stack's (another checkout's) ---
+try {
+  const claim = await claimStack({ databaseUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX, dataDir: DATA_DIR });
+  cleanups.push(() => claim.release());
+} catch (err) {
+  await stopEmbedded();
+  if (!(err instanceof StackClaimed)) throw err;
+  die(`${err.message}: stop it, or give this stack a DATABASE_URL and a REDIS_PREFIX of its own`);
 }
 
 try {
