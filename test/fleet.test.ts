@@ -18,13 +18,13 @@ import { writeOriginHead } from './origin-range';
 import { startPackerWorker, startStack, type Stack } from './stack';
 import { readZip } from './zip-readers';
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 const MiB = 1024 * 1024;
-/** The least segment size there is (two 8 MiB parts): a ZIP over 32 MiB is cut. */
-const SEGMENT_BYTES = String(16 * MiB);
-// A 38 MiB ZIP: three segments, the last body read from its start by the second and from its
+/** The least segment size there is: a ZIP over 128 MiB is cut. */
+const SEGMENT_BYTES = String(64 * MiB);
+// A 152 MiB ZIP: three segments, the last body read from its start by the second and from its
 // middle by the third.
-const bodies = [7, 7, 7, 7, 10].map((mib, i) => bytesOf(900 + i, mib * MiB + 1000 * i));
+const bodies = [28, 28, 28, 28, 40].map((mib, i) => bytesOf(900 + i, mib * MiB + 1000 * i));
 
 let stack: Stack;
 let origin: http.Server;
@@ -108,7 +108,7 @@ describe('one archive, many packers', () => {
     }, 'two segments run at once');
     const smallJob = await postJob({ files: [{ url: `${base}/0.bin`, filename: 'small.bin' }] }, stack.url, small.apiKey);
     const midway = (await call(stack.url, 'GET', `/jobs/${jobId}`, { key: big.apiKey })).body.job;
-    expect(midway.zips[0].expected_size).toBeGreaterThan(32 * MiB);
+    expect(midway.zips[0].expected_size).toBeGreaterThan(128 * MiB);
 
     const done = await expectOnePackerZip(stack.url, big.apiKey, jobId, { readers: true });
     expect(done.zips[0].expected_size).toBe(done.zips[0].size);
@@ -175,7 +175,7 @@ describe('one archive, many packers', () => {
     let packer: ReturnType<typeof startPackerWorker> | undefined;
     rate = 1 * MiB;
     try {
-      const jobId = await postJob({ files: files(), max_zip_size_bytes: 100 * MiB }, bare.url, user.apiKey);
+      const jobId = await postJob({ files: files(), max_zip_size_bytes: 400 * MiB }, bare.url, user.apiKey);
       await until(async () => (await ctx.db.zip.count({ where: { jobId, segmentBytes: { not: null } } })) > 0, 'the bin was cut', 60_000);
       // The packer dies and Redis loses the queue, the segments' messages with it.
       child.kill('SIGKILL');

@@ -53,10 +53,10 @@ describe('loadConfig', () => {
 });
 
 describe('fair share settings', () => {
-  it('reads SEGMENT_BYTES (1 GiB by default), and refuses one under 16 MiB (two parts)', () => {
+  it('reads SEGMENT_BYTES (1 GiB by default), and refuses one under 64 MiB', () => {
     expect(loadConfig(valid).SEGMENT_BYTES).toBe(1024 ** 3);
-    expect(loadConfig({ ...valid, SEGMENT_BYTES: String(16 * 1024 ** 2) }).SEGMENT_BYTES).toBe(16 * 1024 ** 2);
-    expect(() => loadConfig({ ...valid, SEGMENT_BYTES: String(16 * 1024 ** 2 - 1) })).toThrow(/SEGMENT_BYTES must be at least 16777216/);
+    expect(loadConfig({ ...valid, SEGMENT_BYTES: String(64 * 1024 ** 2) }).SEGMENT_BYTES).toBe(64 * 1024 ** 2);
+    expect(() => loadConfig({ ...valid, SEGMENT_BYTES: String(64 * 1024 ** 2 - 1) })).toThrow(/SEGMENT_BYTES must be at least 67108864/);
   });
 
   it('reads PLAN_CONCURRENT_BINS as plan=number pairs over the defaults, and STREAM_DOWNLOADS_PER_USER', () => {

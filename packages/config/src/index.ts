@@ -142,7 +142,7 @@ const schema = z.object({
   // What all of an API process's stream downloads fetch ahead together (each also within FETCH_BUDGET_BYTES).
   STREAM_FETCH_BUDGET_BYTES: positiveInt.default(128 * 1024 * 1024),
   // A stored bin over twice this is packed in segments of about this size (docs/segments.md).
-  SEGMENT_BYTES: positiveInt.min(16 * 1024 * 1024, { error: 'must be at least 16777216 (16 MiB: two parts)' }).default(1024 * 1024 * 1024),
+  SEGMENT_BYTES: positiveInt.min(64 * 1024 * 1024, { error: 'must be at least 67108864 (64 MiB)' }).default(1024 * 1024 * 1024),
   // How long a worker's claim on a queue job lasts without renewal; a killed worker's job is
   // picked up by another once it lapses.
   WORKER_LOCK_MS: positiveInt.default(30_000),
