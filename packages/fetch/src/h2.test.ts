@@ -6,7 +6,7 @@ import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { bytes, readAll } from './testing';
 import { expectOpenError, expectStreamError, fetchHarness, tableLookup } from './testing-fetcher';
-import { makeTestCa, startTlsOrigin, type TlsHandler, type TlsOrigin } from './testing-tls';
+import { filesHandler, makeTestCa, startTlsOrigin, type TlsHandler, type TlsOrigin } from './testing-tls';
 
 const tlsCa = makeTestCa(['files.test', 'a.test', 'other.test', 'public.test', 'internal.test', 'rebind.test']);
 const { fetcher, close } = fetchHarness();
@@ -20,21 +20,6 @@ async function origin(protocol: 'h2' | 'http/1.1', handler: TlsHandler, host?: s
   const o = await startTlsOrigin(tlsCa, protocol, handler, host);
   origins.push(o);
   return o;
-}
-
-/** `/<i>` is file i (HEAD and single ranges too). */
-function filesHandler(files: Buffer[]): TlsHandler {
-  return (req, res) => {
-    const body = files[Number(req.url!.slice(1))];
-    if (!body) return void res.writeHead(404).end();
-    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
-    const start = m ? Number(m[1]) : 0;
-    const end = m ? Math.min(Number(m[2]), body.length - 1) : body.length - 1;
-    const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', 'content-length': end - start + 1 };
-    if (m) headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
-    res.writeHead(m ? 206 : 200, headers);
-    res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
-  };
 }
 
 const files = Array.from({ length: 40 }, (_, i) => bytes(1000 + i * 517, i + 1));

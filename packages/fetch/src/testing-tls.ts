@@ -77,3 +77,18 @@ export async function startTlsOrigin(tlsCa: TestCa, protocol: 'h2' | 'http/1.1',
   origin.port = (server.address() as AddressInfo).port;
   return origin;
 }
+
+/** `/<i>` is `files[i]` (HEAD and single ranges too). */
+export function filesHandler(files: Buffer[]): TlsHandler {
+  return (req, res) => {
+    const body = files[Number(req.url!.slice(1))];
+    if (!body) return void res.writeHead(404).end();
+    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    const start = m ? Number(m[1]) : 0;
+    const end = m ? Math.min(Number(m[2]), body.length - 1) : body.length - 1;
+    const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', 'content-length': Math.max(0, end - start + 1) };
+    if (m) headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+    res.writeHead(m ? 206 : 200, headers);
+    res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
+  };
+}
