@@ -2,9 +2,10 @@
 // archive writer (writeArchive -> yazl -> null sink, fetch concurrency 8 as FETCH_CONCURRENCY's
 // default) over H2_FILES files of H2_KIB, the origin in its own process answering every request
 // LATENCY_MS later and offering both protocols (ALPN), with a CA made for the run. Per protocol
-// the writer's time, the origin's connections and requests, and curl's time for the same URLs
-// (`--parallel --parallel-max 8`, `--http1.1` or HTTP/2 multiplexed). Rounds alternate the
-// protocols. It writes bench/results/origins-h2.json.
+// the writer's time and CPU time (this process: less bent by a shared machine's load), the
+// origin's connections and requests, and curl's time for the same URLs (`--parallel
+// --parallel-max 8`, `--http1.1` or HTTP/2 multiplexed). Rounds alternate the protocols. It
+// writes bench/results/origins-h2.json.
 //   pnpm bench:origins:h2   (H2_FILES=1000 H2_KIB=256 LATENCY_MS=40 RATE_MBPS=0 ROUNDS=2 to change)
 import { execFile } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -50,6 +51,7 @@ async function writer(http2: boolean) {
   let zipBytes = 0;
   const drained = pipeline(zip.outputStream, new Writable({ write: (c: Buffer, _e, cb) => ((zipBytes += c.length), cb()) }));
   const t0 = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   await writeArchive(
     zip,
     urls.map((url, position) => ({ position, url, filename: null, size: null, entryName: null })),
@@ -66,9 +68,10 @@ async function writer(http2: boolean) {
   zip.end();
   await drained;
   const took = ms(t0);
+  const cpu = process.cpuUsage(cpu0);
   fetcher.close();
   const after = await stats();
-  return { ms: took, zipBytes, requests: after.requests - before.requests, connections: after.connections - before.connections - 1 };
+  return { ms: took, cpuS: (cpu.user + cpu.system) / 1e6, zipBytes, requests: after.requests - before.requests, connections: after.connections - before.connections - 1 };
 }
 
 async function curl(http2: boolean): Promise<number> {
@@ -87,9 +90,9 @@ try {
     for (const http2 of [false, true]) {
       const w = await writer(http2);
       const curlMs = await curl(http2);
-      const run = { round, protocol: http2 ? 'h2' : 'http/1.1', writerS: w.ms / 1000, curlS: curlMs / 1000, connections: w.connections, requests: w.requests, load: load() };
+      const run = { round, protocol: http2 ? 'h2' : 'http/1.1', writerS: w.ms / 1000, writerCpuS: w.cpuS, curlS: curlMs / 1000, connections: w.connections, requests: w.requests, load: load() };
       runs.push(run);
-      console.log(`round ${round} ${run.protocol.padEnd(8)} writer ${(w.ms / 1000).toFixed(2)} s (${MBps(FILES * BYTES, w.ms)}, ${w.connections} connections, ${w.requests} requests); curl ${(curlMs / 1000).toFixed(2)} s; load ${run.load}`);
+      console.log(`round ${round} ${run.protocol.padEnd(8)} writer ${(w.ms / 1000).toFixed(2)} s (${MBps(FILES * BYTES, w.ms)}, CPU ${w.cpuS.toFixed(2)} s, ${w.connections} connections, ${w.requests} requests); curl ${(curlMs / 1000).toFixed(2)} s; load ${run.load}`);
     }
   }
   writeResults({ bench: 'origins-h2', params: { files: FILES, bytes: BYTES, latencyMs: Number(LATENCY_MS), rateMBps: Number(RATE_MBPS), concurrency: CONCURRENCY }, figures: { runs } });

@@ -80,7 +80,7 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
     // h2.ts routes https requests to h2 origins itself; got's own `http2` option would use
     // http2-wrapper's unguarded ALPN connection and drop the idle timeout on streams.
     http2: false,
-    ...(h2 ? { request: h2.request as never } : {}),
+    ...(h2 ? { request: h2.request } : {}),
     decompress: false, // the archive stores the bytes as served
     throwHttpErrors: false, // statuses are ours to judge; got would buffer error bodies
     retry: { limit: 0 }, // retry.ts retries, see fetcher.ts

@@ -3,11 +3,12 @@
  * as streams of one connection instead of a connection each.
  *
  * Which protocol an origin speaks is asked once per origin (ALPN, `h2` or `http/1.1`, on a
- * guarded TLS connection, tls-connect.ts) and remembered for ten minutes; the connection that
- * asked is then used by the agent for that protocol, so asking costs no extra connection. A
- * request to an `h2` origin is an http2-wrapper request on our own session agent, every other
- * request goes to got's guarded https (or http) agent as before. Plain http, IPv6 literal hosts
- * (http2-wrapper names a session by `host:port`) and FETCH_HTTP2=false stay on HTTP/1.1.
+ * guarded TLS connection, tls-connect.ts) and remembered (HTTP/1.1 for ten minutes); the
+ * connection that asked is then used by the agent for that protocol, so asking costs no extra
+ * connection. A request to an `h2` origin is an http2-wrapper request on our own session agent,
+ * every other request goes to got's guarded https (or http) agent as before. Plain http, IPv6
+ * literal hosts (http2-wrapper names a session by `host:port`) and FETCH_HTTP2=false stay on
+ * HTTP/1.1.
  *
  * Every session connects through `connectTls`, so the guard holds as on HTTP/1.1: only vetted
  * addresses are connected to, each connection's own lookup (no answer reused from another
@@ -69,7 +70,9 @@ export function createH2Transport(settings: H2Settings): H2Transport {
   };
   const lookupProtocol = (key: string): Protocol | undefined => {
     const entry = known.get(key);
-    if (entry && performance.now() - entry.at < PROTOCOL_TTL_MS) return entry.protocol;
+    // An h2 answer holds until a session's handshake says otherwise (createConnection); an
+    // HTTP/1.1 one is asked again after a while, in case the origin took up h2.
+    if (entry && (entry.protocol === 'h2' || performance.now() - entry.at < PROTOCOL_TTL_MS)) return entry.protocol;
     return undefined;
   };
 
