@@ -16,8 +16,8 @@ afterAll(async () => {
   await Promise.all(origins.map((o) => o.close()));
 });
 
-async function origin(protocol: 'h2' | 'http/1.1', handler: TlsHandler, host?: string): Promise<TlsOrigin> {
-  const o = await startTlsOrigin(tlsCa, protocol, handler, host);
+async function origin(protocol: 'h2' | 'both' | 'http/1.1', handler: TlsHandler, host?: string, port?: number): Promise<TlsOrigin> {
+  const o = await startTlsOrigin(tlsCa, protocol, handler, host, port);
   origins.push(o);
   return o;
 }
@@ -42,14 +42,38 @@ describe('an h2 origin', () => {
     expect(o.connections).toBe(1);
   });
 
-  it('without FETCH_HTTP2 the same client speaks HTTP/1.1 to an origin offering both', async () => {
-    const o = await startTlsOrigin(tlsCa, 'h2', filesHandler(files));
-    origins.push(o);
-    const f = trusting({ 'files.test': '127.0.0.1' }, { http2: false });
-    // allowHTTP1 is off on the h2 test origin: an h1 client cannot even shake hands.
-    const failed = await f.probe(`https://files.test:${o.port}/1`);
-    expect(failed.ok).toBe(false);
-    expect(o.requests).toEqual([]);
+  it('counts streams against the per-host limit, all on one connection', async () => {
+    const o = await origin('h2', filesHandler(files));
+    const f = trusting({ 'files.test': '127.0.0.1' }, { hostConnections: 3 });
+    const host = `files.test:${o.port}`;
+    const opened = await Promise.all([0, 1, 2].map((i) => f.openBody(`https://${host}/${i}`)));
+    expect(f.hosts.room(host)).toBe(false);
+    for (const body of opened) await readAll(body.stream);
+    expect(f.hosts.room(host)).toBe(true);
+    expect(o.connections).toBe(1);
+  });
+
+  it('speaks HTTP/1.1 to an origin offering both when FETCH_HTTP2 is off, and h2 when on', async () => {
+    const o = await origin('both', filesHandler(files));
+    const off = trusting({ 'files.test': '127.0.0.1' }, { http2: false });
+    const on = trusting({ 'files.test': '127.0.0.1' });
+    for (const f of [off, on]) expect((await readAll((await f.openBody(`https://files.test:${o.port}/1`)).stream)).equals(files[1]!)).toBe(true);
+    expect(o.requests.map((r) => r.httpVersion)).toEqual(['1.1', '2.0']);
+  });
+
+  it('falls back to HTTP/1.1, on the same connection, when an h2 origin stops offering h2', async () => {
+    const before = await startTlsOrigin(tlsCa, 'h2', filesHandler(files));
+    const f = trusting({ 'files.test': '127.0.0.1' });
+    const url = `https://files.test:${before.port}/6`;
+    expect((await readAll((await f.openBody(url)).stream)).equals(files[6]!)).toBe(true);
+    await before.close();
+    const after = await origin('http/1.1', filesHandler(files), '127.0.0.1', before.port);
+    const opened = await f.openBody(url);
+    expect((await readAll(opened.stream)).equals(files[6]!)).toBe(true);
+    // The attempt that found h2 gone (and one on the old session, if its end was not seen yet).
+    expect(opened.attempts).toBeGreaterThanOrEqual(2);
+    expect(after.requests.map((r) => r.httpVersion)).toEqual(['1.1']);
+    expect(after.connections).toBe(1);
   });
 
   it('refuses a name resolving to a private address, and a redirect to one, without connecting', async () => {

@@ -49,10 +49,10 @@ export interface TlsOrigin {
   close(): Promise<void>;
 }
 
-/** An https origin on `host`: HTTP/2 only (`h2`), or HTTP/1.1 only (`http/1.1`, no ALPN). */
-export async function startTlsOrigin(tlsCa: TestCa, protocol: 'h2' | 'http/1.1', handler: TlsHandler, host = '127.0.0.1'): Promise<TlsOrigin> {
+/** An https origin on `host`: HTTP/2 only (`h2`), both (ALPN chooses), or HTTP/1.1 only (no ALPN). */
+export async function startTlsOrigin(tlsCa: TestCa, protocol: 'h2' | 'both' | 'http/1.1', handler: TlsHandler, host = '127.0.0.1', port = 0): Promise<TlsOrigin> {
   const { cert, key } = tlsCa;
-  const server = protocol === 'h2' ? http2.createSecureServer({ cert, key, allowHTTP1: false }) : https.createServer({ cert, key });
+  const server = protocol === 'http/1.1' ? https.createServer({ cert, key }) : http2.createSecureServer({ cert, key, allowHTTP1: protocol === 'both' });
   const sockets = new Set<import('node:net').Socket>();
   const origin: TlsOrigin = {
     port: 0,
@@ -73,7 +73,7 @@ export async function startTlsOrigin(tlsCa: TestCa, protocol: 'h2' | 'http/1.1',
     origin.requests.push({ url: req.url ?? '', httpVersion: req.httpVersion, headers: req.headers as http.IncomingHttpHeaders });
     handler(req as http.IncomingMessage, res as http.ServerResponse);
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   origin.port = (server.address() as AddressInfo).port;
   return origin;
 }
