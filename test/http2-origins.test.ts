@@ -1,8 +1,12 @@
 // A ZIP built from an HTTP/2 origin (docs/engine.md#http2) is byte for byte the one built from
-// the same files over HTTP/1.1, and its many files came as streams of one connection.
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+// the same files over HTTP/1.1, and its many files came as streams of one connection; a stored
+// job and a stream download from an h2 origin on the real stack.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createFetcher, type Fetcher } from '@ap/fetch';
 import type { BinFile } from '@ap/archive';
+import { fetcherOptions } from '@ap/service-kit';
+import { call, createUser, download, waitForJob } from './helpers';
+import { startStack, type Stack } from './stack';
 import { bytesOf, sha256 } from './origin';
 import { onePackerZip } from './one-packer-zip';
 import { readZip } from './zip-readers';
@@ -15,7 +19,7 @@ const mtime = new Date('2026-03-01T10:00:00Z');
 const sizes = [...Array.from({ length: 120 }, (_, i) => 3000 + i * 211), 0, 3 * MiB + 7, 9 * MiB + 1];
 const bodies = sizes.map((size, i) => bytesOf(i + 3, size));
 
-const tlsCa = makeTestCa(['files.test']);
+const tlsCa = makeTestCa(['files.test', 'localhost']);
 let h2: TlsOrigin;
 let h1: TlsOrigin;
 let fetcher: Fetcher;
@@ -43,4 +47,33 @@ it('packs the same bytes from an h2 origin as from an HTTP/1.1 one, over one con
   expect(h2.requests.length).toBeGreaterThanOrEqual(bodies.length);
   expect(h2.connections).toBe(1);
   expect(h1.connections).toBeGreaterThan(1);
+});
+
+describe('jobs from an h2 origin on the stack', () => {
+  let stack: Stack;
+  let origin: TlsOrigin;
+  let key: string;
+  const few = bodies.slice(0, 40);
+  beforeAll(async () => {
+    origin = await startTlsOrigin(tlsCa, 'h2', filesHandler(few));
+    stack = await startStack({}, { fetcher: createFetcher({ ...fetcherOptions({ ALLOW_PRIVATE_URLS: true }), extraCa: [tlsCa.ca] }) });
+    key = (await createUser(stack.ctx, { plan: 'pro' })).apiKey;
+  });
+  afterAll(async () => {
+    await stack.close();
+    await origin.close();
+  });
+
+  it.each(['stored', 'stream'])('a %s job: probes and bodies as streams of one connection', async (mode) => {
+    const files = few.map((_, i) => ({ url: `https://localhost:${origin.port}/${i}`, filename: `f-${i}.bin` }));
+    const res = await call(stack.url, 'POST', '/jobs', { key, body: { files, mode } });
+    expect(res.status).toBe(201);
+    const job = await waitForJob(stack.url, key, res.body.job_id);
+    expect(job.status).toBe('completed');
+    const zip = await download(job.download_url);
+    expect(zip.status).toBe(200);
+    expect((await readZip(zip.body)).map((e) => e.sha256)).toEqual(few.map((b) => sha256(b)));
+    expect(new Set(origin.requests.map((r) => r.httpVersion))).toEqual(new Set(['2.0']));
+    expect(origin.connections).toBe(1);
+  });
 });
