@@ -159,7 +159,7 @@ describe('./dev start and ./dev test without root', () => {
   it('./dev test also names what the tests need', async () => {
     const out = await dev(['test'], freshHome(), env, true);
     expect(out.status).toBe(1);
-    expect(out.stderr).toContain('dev: missing: python3 make g++ redis-server chromium unzip p7zip-full libarchive-tools\n');
+    expect(out.stderr).toContain('dev: missing: python3 make g++ redis-server chromium unzip p7zip-full libarchive-tools openssl\n');
     expect(out.stderr).toContain('then run ./dev test again');
   });
 });

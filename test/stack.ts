@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@ap/config';
+import type { Fetcher } from '@ap/fetch';
 import { applyServerSettings, createApp, settleDownloads, type AppOptions } from '@ap/api';
 import { createWorkQueues, type WorkQueues } from '@ap/queue';
 import { createPackerProcessor } from '@ap/packer';
@@ -28,7 +29,14 @@ export function startPackerWorker(ctx: Stack['ctx'], slots: number): Worker {
 
 export async function startStack(
   overrides: Partial<Record<keyof Config, string>> = {},
-  options: { workers?: boolean; /** The webhook delivery worker (hosted by the preparer); default: with the workers. */ webhooks?: boolean; app?: AppOptions } = {},
+  options: {
+    workers?: boolean;
+    /** The webhook delivery worker (hosted by the preparer); default: with the workers. */
+    webhooks?: boolean;
+    app?: AppOptions;
+    /** The fetcher the API and workers use instead of the config's (one trusting a test CA); closed with the stack. */
+    fetcher?: Fetcher;
+  } = {},
 ): Promise<Stack> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -43,7 +51,7 @@ export async function startStack(
     server.close();
     throw err;
   }
-  const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
+  const ctx = { ...base, ...(options.fetcher ? { fetcher: options.fetcher } : {}), queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
   const app = createApp(ctx, options.app);
   server.on('request', app);
   applyServerSettings(server);
@@ -79,6 +87,7 @@ export async function startStack(
       await settleDownloads(app);
       await ctx.queues.close();
       await ctx.close();
+      options.fetcher?.close();
     },
   };
 }

@@ -7,9 +7,12 @@
 // /text/<size>/<seed>[/<name>] answers deterministic CSV-like text instead (it deflates).
 // On loopback by default; ORIGIN_LATENCY_MS answers every request that much later and
 // ORIGIN_RATE_MBPS sends at most that many MB/s per connection, as a CDN or object store some
-// distance away would (bench:origins).
+// distance away would (bench:origins). ORIGIN_TLS_CERT and ORIGIN_TLS_KEY (PEM) serve https on
+// `localhost`, offering h2 and http/1.1 (bench/origins-h2.ts); a response's rate then holds per
+// stream.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { writeOriginHead } from '../../test/origin-range';
 
@@ -76,9 +79,11 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   write(res, span.start, span.end, seed, m[1] === 'text' ? TEXT : BLOCK);
 }
 
-const server = http.createServer((req, res) => {
+let connections = 0;
+const TLS = process.env.ORIGIN_TLS_CERT ? { cert: process.env.ORIGIN_TLS_CERT, key: process.env.ORIGIN_TLS_KEY, allowHTTP1: true } : null;
+const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
   if (req.url?.startsWith('/stats')) {
-    const stats = { bytes: bytesWritten, requests, active, open, peakOpen, sockets };
+    const stats = { bytes: bytesWritten, requests, active, open, peakOpen, sockets, connections };
     if (req.url.endsWith('?reset')) peakOpen = open;
     return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
   }
@@ -88,12 +93,16 @@ const server = http.createServer((req, res) => {
   res.once('close', () => open--);
   if (LATENCY_MS > 0) setTimeout(() => answer(req, res), LATENCY_MS);
   else answer(req, res);
-});
-server.keepAliveTimeout = 60_000;
-server.on('connection', (socket) => {
+};
+// Over h2 the compatibility request and response stand in for http's.
+const server = TLS ? http2.createSecureServer(TLS, listener as never) : http.createServer(listener);
+if (server instanceof http.Server) server.keepAliveTimeout = 60_000;
+server.on('connection', (socket: import('node:net').Socket) => {
   sockets++;
+  connections++;
   socket.once('close', () => sockets--);
 });
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);
+  const port = (server.address() as AddressInfo).port;
+  process.stdout.write(`${JSON.stringify({ url: TLS ? `https://localhost:${port}` : `http://127.0.0.1:${port}` })}\n`);
 });

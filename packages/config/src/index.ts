@@ -138,6 +138,8 @@ const schema = z.object({
   SERVER_COPY_MIN_BYTES: positiveInt.default(16 * 1024 * 1024),
   // Connections to one origin host that a process's archives open ahead at most, together.
   FETCH_HOST_CONNECTIONS: positiveInt.default(16),
+  // HTTP/2 to https origins that offer it (docs/engine.md#http2); false: HTTP/1.1 everywhere.
+  FETCH_HTTP2: bool.default(true),
   FETCH_BUDGET_BYTES: positiveInt.default(64 * 1024 * 1024),
   // What all of an API process's stream downloads fetch ahead together (each also within FETCH_BUDGET_BYTES).
   STREAM_FETCH_BUDGET_BYTES: positiveInt.default(128 * 1024 * 1024),

@@ -34,6 +34,8 @@ const CONNECTION_ERRORS: Record<string, string> = {
   EAI_AGAIN: 'DNS lookup failed (temporary)',
 };
 
+const H2_DROPPED = new Set(['ERR_HTTP2_STREAM_ERROR', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_STREAM_CANCEL', 'ERR_HTTP2_INVALID_SESSION', 'HTTP2WRAPPER_NOSETTINGS']);
+
 const TLS_MESSAGES: Record<string, string> = {
   CERT_HAS_EXPIRED: 'TLS certificate expired',
   CERT_NOT_YET_VALID: 'TLS certificate not yet valid',
@@ -88,6 +90,11 @@ export function toFetchError(error: unknown, ctx: ErrorContext, depth = 0): Fetc
     return new FetchError('aborted', 'cancelled', { retryable: false, ...base });
   }
   if (code === 'ENOTFOUND') return new FetchError('dns', 'host not found', { retryable: false, ...base });
+  // HTTP/2 (h2.ts): a stream reset or a session ended by the server is a dropped connection.
+  if (H2_DROPPED.has(code) || /^The (server aborted the HTTP\/2 stream|HTTP\/2 stream has been early terminated)/.test(error.message)) {
+    return new FetchError('connection', 'connection closed by the server', { retryable: true, ...base });
+  }
+  if (code.startsWith('ERR_HTTP2_')) return new FetchError('other', 'invalid HTTP response', { retryable: false, ...base });
   const connection = CONNECTION_ERRORS[code];
   if (connection) {
     const message = code === 'ECONNRESET' && /socket hang up|aborted pending/i.test(error.message) ? 'connection closed by the server' : connection;

@@ -8,8 +8,10 @@ import { toFetchError, type ErrorContext } from './classify';
 import { FetchError } from './errors';
 import { checkUrl, createGuardedAgents, parseAllowList, type GuardedAgents, type GuardOptions } from './guard';
 import { header, parseRetryAfter } from './headers';
+import { createH2Transport } from './h2';
 import { HostLimits } from './host-limits';
 import { DEFAULT_MIN_RATE, watchRate } from './limits';
+import { ParkedSockets } from './tls-connect';
 import type { FetcherOptions } from './types';
 
 export interface Attempt {
@@ -56,19 +58,29 @@ function linkSignal(parent: AbortSignal): { signal: AbortSignal; release: () => 
 
 export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): HttpClient {
   const guard: GuardOptions = { allowPrivate: options.allowPrivate, allowList: parseAllowList(options.allowAddresses) };
+  const freeSocketTimeoutMs = options.freeSocketTimeoutMs ?? 15_000;
+  const parked = new ParkedSockets(options.connectTimeoutMs);
   const agents = createGuardedAgents({
     guard,
     lookup: options.lookup,
-    freeSocketTimeoutMs: options.freeSocketTimeoutMs,
+    freeSocketTimeoutMs,
     maxSockets: options.maxSockets,
     extraCa: options.extraCa,
+    adopt: (host, port) => parked.take(`${host}:${port}`, 'http/1.1'),
   });
+  const h2 =
+    options.http2 === false
+      ? undefined
+      : createH2Transport({ guard, lookup: agents.lookup, ca: agents.ca, connectTimeoutMs: options.connectTimeoutMs, parked, idleSessionMs: freeSocketTimeoutMs });
 
   const hosts = new HostLimits(options.hostConnections ?? 16);
 
   const client: Got = got.extend({
     agent: { http: agents.http, https: agents.https },
+    // h2.ts routes https requests to h2 origins itself; got's own `http2` option would use
+    // http2-wrapper's unguarded ALPN connection and drop the idle timeout on streams.
     http2: false,
+    ...(h2 ? { request: h2.request } : {}),
     decompress: false, // the archive stores the bytes as served
     throwHttpErrors: false, // statuses are ours to judge; got would buffer error bodies
     retry: { limit: 0 }, // retry.ts retries, see fetcher.ts
@@ -167,6 +179,8 @@ export function createHttpClient(options: FetcherOptions, ctx: ErrorContext): Ht
     close() {
       agents.http.destroy();
       agents.https.destroy();
+      h2?.close();
+      parked.close();
     },
   };
 }

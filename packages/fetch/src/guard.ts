@@ -201,21 +201,28 @@ function guardedCreateConnection(
     }
   }
   const socket = superCreate({ ...options, lookup }, callback);
-  if (socket instanceof net.Socket) {
-    socket.once('connect', () => {
-      const peer = socket.remoteAddress;
-      const verdict = peer === undefined ? undefined : verdictFor(peer, guard);
-      if (peer === undefined || (verdict && !verdict.allowed)) {
-        socket.destroy(blockedError(peer ?? 'unknown', verdict ?? { allowed: false, range: 'invalid', label: 'unknown' }));
-      }
-    });
-  }
+  if (socket instanceof net.Socket) checkPeerOnConnect(socket, guard);
   return socket;
+}
+
+/** Belt and braces: the peer a socket connected to is checked before anything is written. */
+export function checkPeerOnConnect(socket: net.Socket, guard: GuardOptions): void {
+  socket.once('connect', () => {
+    const peer = socket.remoteAddress;
+    const verdict = peer === undefined ? undefined : verdictFor(peer, guard);
+    if (peer === undefined || (verdict && !verdict.allowed)) {
+      socket.destroy(blockedError(peer ?? 'unknown', verdict ?? { allowed: false, range: 'invalid', label: 'unknown' }));
+    }
+  });
 }
 
 export interface GuardedAgents {
   http: http.Agent;
   https: https.Agent;
+  /** The lookup every guarded socket uses: it yields only allowed addresses. */
+  lookup: LookupFunction;
+  /** The trusted CAs when extra ones were given (Node's bundled roots otherwise). */
+  ca: string[] | undefined;
 }
 
 export interface AgentSettings {
@@ -227,6 +234,11 @@ export interface AgentSettings {
   maxSockets?: number | undefined;
   /** Extra trusted CA certificates (PEM), added to Node's bundled roots. */
   extraCa?: ReadonlyArray<string | Buffer> | undefined;
+  /**
+   * A TLS socket already connected (guarded) to `host:port` that the https agent takes instead
+   * of connecting again: the one that asked the origin for its protocol (h2.ts).
+   */
+  adopt?: ((host: string, port: number) => Duplex | undefined) | undefined;
 }
 
 export function createGuardedAgents(settings: AgentSettings): GuardedAgents {
@@ -246,9 +258,11 @@ export function createGuardedAgents(settings: AgentSettings): GuardedAgents {
   }
   class GuardedHttpsAgent extends https.Agent {
     override createConnection(options: https.RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+      const adopted = settings.adopt?.(bareHost(String(options.host ?? options.hostname ?? '')), Number(options.port ?? 443));
+      if (adopted) return adopted;
       return guardedCreateConnection((o, cb) => super.createConnection(o as https.RequestOptions, cb), guard, lookup, options, callback);
     }
   }
-  const ca = settings.extraCa?.length ? { ca: [...tls.rootCertificates, ...settings.extraCa.map(String)] } : {};
-  return { http: new GuardedHttpAgent(common), https: new GuardedHttpsAgent({ ...common, ...ca }) };
+  const ca = settings.extraCa?.length ? [...tls.rootCertificates, ...settings.extraCa.map(String)] : undefined;
+  return { http: new GuardedHttpAgent(common), https: new GuardedHttpsAgent({ ...common, ...(ca ? { ca } : {}) }), lookup, ca };
 }

@@ -35,6 +35,8 @@ export interface FetcherOptions {
   maxSockets?: number;
   /** Idle keep-alive sockets are closed after this long. Default 15 s. */
   freeSocketTimeoutMs?: number;
+  /** HTTP/2 to https origins that offer it (h2.ts). Default true. */
+  http2?: boolean;
   /** Extra CA certificates (PEM) trusted for https, besides Node's bundled roots. */
   extraCa?: ReadonlyArray<string | Buffer>;
   /** A body slower than this is cut, "origin too slow" (limits.ts). Default 16 KiB per 30 s. */

@@ -29,7 +29,7 @@ export interface ServiceContext {
 }
 
 /** How every service fetches remote URLs (docs/engine.md#fetching-ahead). */
-export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS' | 'FETCH_HOST_CONNECTIONS'>>) {
+export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS' | 'FETCH_HOST_CONNECTIONS' | 'FETCH_HTTP2'>>) {
   const minRate = { ...DEFAULT_MIN_RATE, windowMs: config.FETCH_MIN_RATE_WINDOW_MS ?? DEFAULT_MIN_RATE.windowMs };
   return {
     allowPrivate: config.ALLOW_PRIVATE_URLS,
@@ -38,6 +38,7 @@ export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Part
     minRate,
     userAgent: 'archive-packager/1.0',
     ...(config.FETCH_HOST_CONNECTIONS !== undefined ? { hostConnections: config.FETCH_HOST_CONNECTIONS } : {}),
+    ...(config.FETCH_HTTP2 !== undefined ? { http2: config.FETCH_HTTP2 } : {}),
   };
 }
 
