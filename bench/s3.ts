@@ -4,9 +4,12 @@
 // copyable), server-side with CRC32 checksums on the objects, and server-side without them
 // (the packer reads each object once for its CRC-32). Prints time and the bytes the packer
 // uploaded, copied inside S3 and read, and their ratios to the ZIP (goal: uploaded <= 2%).
+// The customer stand-in holds both sets of objects, each ZIP while it is measured (then deleted)
+// and the parts s3rver joins into it: about 5x the ZIP, in /dev/shm only when that fits beside
+// the machine's free memory, else on disk (bench/lib/env.ts s3DataRootFor; BENCH_S3_DIR overrides).
 //   pnpm bench:s3   (OBJECTS=8 OBJECT_MIB=32 for a quick run)
 import { createInterface } from 'node:readline';
-import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
@@ -23,7 +26,7 @@ const BUCKET = 'customer';
 const bench = await startBenchEnv();
 const config = loadConfig();
 const db = createDb(config.DATABASE_URL);
-const { child: customerChild, endpoint } = await startCustomerS3('s3copy', BUCKET, ['--traffic']);
+const { child: customerChild, endpoint, dataRoot } = await startCustomerS3('s3copy', BUCKET, ['--traffic'], 5 * OBJECTS * OBJECT_BYTES);
 const traffic = { uploaded: 0, copied: 0, read: 0 };
 createInterface({ input: customerChild.stdout! }).on('line', (line) => {
   const t = JSON.parse(line) as Partial<typeof traffic>;
@@ -65,13 +68,14 @@ try {
     const seconds = (Date.now() - posted) / 1000;
     await new Promise((r) => setTimeout(r, 200)); // the child's last traffic lines
     const size = Number((await customer.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }))).ContentLength);
+    await customer.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: key }));
     const pct = (n: number) => `${((n / size) * 100).toFixed(2)}%`;
     console.log(
       `    ${label.padEnd(28)} ${seconds.toFixed(2).padStart(7)} s  ZIP ${(size / MiB).toFixed(0)} MiB  uploaded ${(traffic.uploaded / MiB).toFixed(1)} MiB (${pct(traffic.uploaded)})  copied in S3 ${(traffic.copied / MiB).toFixed(1)} MiB  read ${(traffic.read / MiB).toFixed(1)} MiB (${pct(traffic.read)})`,
     );
     return { seconds, uploaded: traffic.uploaded, size };
   };
-  console.log(`(s3) ${OBJECTS} objects x ${OBJECT_BYTES / MiB} MiB, source -> destination bucket in one S3 stand-in:`);
+  console.log(`(s3) ${OBJECTS} objects x ${OBJECT_BYTES / MiB} MiB, source -> destination bucket in one S3 stand-in (its files under ${dataRoot}):`);
   const packed = await run('through-packer', 'crc', 'customer-2');
   const copied = await run('server-side-with-checksums', 'crc', 'customer');
   const read = await run('server-side-without', 'plain', 'customer');
