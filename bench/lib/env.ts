@@ -194,8 +194,10 @@ export async function startApiAndServices(
   const env = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, ...extraEnv };
   const api = await startService('api', env, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
   const children = [api, ...(await Promise.all(others.map((name) => startService(name, env))))];
-  for (let i = 0; i < 100; i++) {
+  // Up to a minute: on a loaded machine the API has taken over 10 s to start.
+  for (let i = 0; ; i++) {
     if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
+    if (i >= 600) throw new Error(`the API did not answer /healthz within 60 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return { apiUrl, api, children, env };
