@@ -103,4 +103,33 @@ describe('server-side assembly in segments', () => {
     expect(read.reduce((a, b) => a + b, 0)).toBe(withoutChecksum);
     for (const n of read) expect(n).toBeGreaterThanOrEqual(40 * MiB);
   }, 300_000);
+
+  it('where S3 refuses the copies at the finishing step, the segments become packer segments: the same ZIP, written through the packers', async () => {
+    customer.uploadedPartBytes = 0;
+    customer.copiesRefused = 0;
+    customer.refuseCopies = true;
+    try {
+      const files = objects.map((o) => ({ url: `s3://${customer.bucket}/${o.key}`, source: 'bucket' }));
+      const jobId = await postJob({ files, zip_filename: 'refused.zip', destination: { source: 'bucket', bucket: customer.bucket, prefix: 'seg/' } }, stack.url, apiKey);
+      const layouts = new Set<string>();
+      const job = await (async () => {
+        for (;;) {
+          const zip = await stack.ctx.db.zip.findFirst({ where: { jobId } });
+          if (zip?.uploadLayout) layouts.add(zip.uploadLayout.split('/')[1]!);
+          if (zip?.status === 'completed' || zip?.status === 'failed') return waitForJob(stack.url, apiKey, jobId, ['completed', 'failed'], 10_000);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      expect(job.status).toBe('completed');
+      expect(customer.copiesRefused).toBeGreaterThan(0);
+      expect([...layouts].sort()).toEqual(['segments', 'server-copy-segments']);
+      const out = await client.send(new GetObjectCommand({ Bucket: customer.bucket, Key: 'seg/refused.zip' }));
+      const zip = Buffer.from(await out.Body!.transformToByteArray());
+      const row = await stack.ctx.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { zips: true } });
+      expect(zip.equals(await onePackerZip(stack.ctx.fetcher, await binFilesWithAccess(stack.ctx.db, stack.ctx.secrets, jobId, row.zips[0]!.id), row.createdAt))).toBe(true);
+      expect(customer.uploadedPartBytes).toBeGreaterThanOrEqual(zip.length);
+    } finally {
+      customer.refuseCopies = false;
+    }
+  }, 300_000);
 });

@@ -9,7 +9,7 @@ import type { ObjectRef, ObjectStore } from '@ap/storage';
 import { crc32Combine, type ZipLayout } from '@ap/zip';
 import type { ProgressReport } from './pack';
 import type { PartialCrc, SegmentedBin } from './segments';
-import { readRangeCrc } from './server-copy';
+import { readRangeCrc, sameEtag } from './server-copy';
 
 /** Bytes read per ranged GET of a CRC segment; its pieces are read `concurrency` at once. */
 const PIECE_BYTES = 8 * 1024 * 1024;
@@ -59,7 +59,7 @@ export async function readSegmentCrcs(
   bodies.forEach((b, i) => {
     const head = heads[i];
     const file = bin.files[b.entry]!;
-    if (!head || head.size !== Number(file.size) || (file.etag !== null && head.etag !== file.etag)) return;
+    if (!head || head.size !== Number(file.size) || (file.etag !== null && !sameEtag(head.etag, file.etag))) return;
     if (head.crc32 === null) toRead.push({ ...b, ref: refOf(b.entry) });
     else if (b.from === 0) partials.push({ entry: b.entry, from: 0, to: head.size, crc: head.crc32 });
   });

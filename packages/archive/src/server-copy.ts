@@ -5,7 +5,7 @@
 import { createEntryNameDeduper, entryNameOf, parseS3Url } from '@ap/contract';
 import { mapLimit } from '@ap/fetch';
 import type { Logger } from '@ap/log';
-import type { AssemblyPart, ObjectChecksum, ObjectRef, ObjectStore } from '@ap/storage';
+import { quotedEtag, type AssemblyPart, type ObjectChecksum, type ObjectRef, type ObjectStore } from '@ap/storage';
 import { crc32, crc32Combine, layoutOfFiles, planServerCopy, renderSegment, sliceRange, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import type { PackedBin, ProgressReport } from './pack';
 import type { BinFile } from './resume';
@@ -68,9 +68,12 @@ function objectsOf(bin: ServerCopyBin): ObjectRef[] | null {
 /** The objects' heads when each is there as the bin's records know it (size, ETag), else null. */
 export async function headsAsRecorded(store: ObjectStore, refs: readonly ObjectRef[], files: readonly BinFile[], concurrency: number): Promise<ObjectChecksum[] | null> {
   const heads = await mapLimit(refs, concurrency, (ref) => store.headChecksum(ref));
-  const changed = heads.some((h, i): boolean => h === null || (files[i]!.size !== null && h.size !== Number(files[i]!.size)) || (files[i]!.etag !== null && h.etag !== files[i]!.etag));
+  const changed = heads.some((h, i): boolean => h === null || (files[i]!.size !== null && h.size !== Number(files[i]!.size)) || (files[i]!.etag !== null && !sameEtag(h.etag, files[i]!.etag)));
   return changed ? null : (heads as ObjectChecksum[]);
 }
+
+/** Whether two ETags are the same, quoted (as HeadObject and the fetcher give them) or not (as the store's heads do). */
+export const sameEtag = (a: string, b: string): boolean => quotedEtag(a) === quotedEtag(b);
 
 /** The entries of the bin's ZIP: a single ZIP's names come from the objects, as writeArchive names them (s3:// bodies have no Content-Disposition). */
 export function serverCopyEntries(files: readonly BinFile[], refs: readonly ObjectRef[], heads: readonly ObjectChecksum[]): { position: number; entryName: string; size: number }[] {

@@ -21,6 +21,7 @@ import type { ObjectInfo, UploadedPart } from './object-types';
 export type { ObjectInfo, UploadedPart } from './object-types';
 import { assembleObject, quotedEtag, type AssemblyPart, type ObjectChecksum, type ObjectRef } from './assembly';
 export type { AssemblyPart, ObjectChecksum, ObjectRef } from './assembly';
+export { quotedEtag } from './assembly';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 export { completeNumberedUpload, putNumberedPart, startNumberedUpload } from './numbered-parts';

@@ -1,7 +1,7 @@
 // A bin assembled inside S3 handed to the fleet (docs/segments.md#assembled-inside-s3-in-segments):
 // its segments read only the objects S3 has no CRC32 checksum for, for their CRC-32s, and the
 // finishing step assembles it with UploadPartCopy from those CRCs.
-import type { ObjectInfo, ObjectRef } from '@ap/storage';
+import { quotedEtag, type ObjectInfo, type ObjectRef } from '@ap/storage';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { assembleInStore, crcsOfSegments, headsAsRecorded, serverCopyEntries, type BinFile, type PartialCrc, type SegmentedBin } from '@ap/archive';
 import type { BinTarget, BinWithJob } from './target';
@@ -24,7 +24,8 @@ export async function serverCopyCut(ctx: ServiceContext, target: BinTarget, file
   if (!heads) return null;
   const entries = serverCopyEntries(files, refs, heads);
   return {
-    files: files.map((f, i) => ({ ...f, entryName: entries[i]!.entryName, size: BigInt(heads[i]!.size), etag: f.etag ?? heads[i]!.etag })),
+    // ETags as the fetcher records and checks them (quoted), for packer segments should S3 refuse the copies.
+    files: files.map((f, i) => ({ ...f, entryName: entries[i]!.entryName, size: BigInt(heads[i]!.size), etag: f.etag ?? quotedEtag(heads[i]!.etag) })),
     bytesToRead: heads.reduce((n, h) => n + (h.crc32 === null ? h.size : 0), 0),
   };
 }
