@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -75,6 +76,24 @@ describe('an upload the stand-in does not hold', () => {
     const { ETag } = await client.send(new UploadPartCommand({ Bucket, Key: 'completed', UploadId, PartNumber: 1, Body: Buffer.alloc(16, 1) }));
     await client.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'completed', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag }] } }));
     expect(await answers('completed', UploadId!)).toEqual(everyNoSuchUpload);
+  });
+
+  it('refuses a part that lands after its upload was aborted (NoSuchUpload), and leaves nothing that a completion would trip on', async () => {
+    const Key = 'aborted-mid-part';
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket, Key }));
+    // The part's body arrives slowly: the upload is aborted while it comes in.
+    const slow = Readable.from(
+      (async function* () {
+        yield Buffer.alloc(8, 1);
+        await new Promise((r) => setTimeout(r, 400));
+        yield Buffer.alloc(8, 2);
+      })(),
+    );
+    const part = refusal(client.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber: 1, Body: slow, ContentLength: 16 })));
+    await new Promise((r) => setTimeout(r, 150));
+    await client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }));
+    expect(await part).toEqual(['NoSuchUpload', 404]);
+    expect(await answers(Key, UploadId!)).toEqual(everyNoSuchUpload);
   });
 
   it('is NoSuchUpload (404) for every multipart request for an id never issued, hex or not', async () => {

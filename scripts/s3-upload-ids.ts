@@ -26,8 +26,12 @@ export function refuseUploadsNotHeld(s3rverStore: S3rverStore): void {
 
   store.putPart = async (bucket: string, uploadId: string, partNumber: string, content: Readable) => {
     const dir = await heldUpload(store, bucket, uploadId);
-    const stored = await putPart(bucket, uploadId, partNumber, content);
-    if (!(await isHeld(dir))) {
+    // Aborted while the part came in, s3rver fails writing beside it (ENOENT: a 500).
+    const stored = await putPart(bucket, uploadId, partNumber, content).catch(async (err: unknown) => {
+      if (await isHeld(dir)) throw err;
+      return null;
+    });
+    if (!stored || !(await isHeld(dir))) {
       // Aborted while the part came in: what putPart wrote goes with the upload.
       await fs.rm(dir, { recursive: true, force: true });
       throw noSuchUpload(uploadId);
