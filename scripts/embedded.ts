@@ -13,6 +13,7 @@ import { enforceChecksums } from './s3-checksums';
 import { enableGetObjectConditions } from './s3-conditions';
 import { enableListObjectsV2 } from './s3-list-objects-v2';
 import { enforceMultipartRules } from './s3-multipart-rules';
+import { refuseUploadsNotHeld } from './s3-upload-ids';
 import { enableUploadPartCopy } from './s3-upload-part-copy';
 
 export const EMBEDDED_S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
@@ -34,6 +35,8 @@ export async function startEmbeddedS3(directory: string, bucket: string, atPort 
   enforceChecksums(server.store);
   enableGetObjectConditions();
   enforceMultipartRules(server.store);
+  // Outermost: an upload not held is NoSuchUpload before any other rule looks at its parts.
+  refuseUploadsNotHeld(server.store);
   const { address, port } = (await server.run()) as { address: string; port: number };
   const httpServer = (server as unknown as { httpServer: Server }).httpServer;
   return { endpoint: `http://${address}:${port}`, httpServer, close: () => server.close() };

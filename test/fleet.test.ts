@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { binFiles } from '@ap/db';
-import { reconcile } from '@ap/jobs';
+import { objectKeyFor, reconcile } from '@ap/jobs';
 import { createPreparerProcessor } from '@ap/preparer';
 import { createWorker } from '@ap/queue';
 import { metrics } from '@ap/service-kit';
@@ -163,6 +163,28 @@ describe('one archive, many packers', () => {
     const plan = Number(zip.segmentBytes);
     // Fetched again: at most the segments not done, and the finishing step's slices (a part per boundary).
     expect(fetchedAgain).toBeLessThan(inputs - kept.length * plan + 4 * 8 * MiB);
+  });
+
+  it('a segmented bin whose multipart upload is gone (aborted, expired) starts a new one instead of failing', async () => {
+    const user = await createUser(stack.ctx, { plan: 'pro' });
+    rate = 2 * MiB;
+    try {
+      const jobId = await postJob({ files: files() }, stack.url, user.apiKey);
+      await until(async () => {
+        const zip = await stack.ctx.db.zip.findFirst({ where: { jobId } });
+        return !!zip?.uploadId && (await stack.ctx.db.zipPart.count({ where: { zipId: zip.id } })) >= 1;
+      }, 'a part stored', 60_000);
+      const zip = await stack.ctx.db.zip.findFirstOrThrow({ where: { jobId } });
+      // The store drops the upload (S3: NoSuchUpload from then on for its parts and completion).
+      await stack.ctx.store.abortUpload(objectKeyFor(jobId, zip.id), zip.uploadId!);
+      await until(async () => (await stack.ctx.db.zip.findUniqueOrThrow({ where: { id: zip.id } })).uploadId !== zip.uploadId, 'a new upload', 60_000);
+      rate = 0;
+      await expectOnePackerZip(stack.url, user.apiKey, jobId);
+      // The same attempt: no retry was spent on it.
+      expect((await stack.ctx.db.zip.findUniqueOrThrow({ where: { id: zip.id } })).attempt).toBe(zip.attempt);
+    } finally {
+      rate = 0;
+    }
   });
 
   it("a split job's big bin is cut too; its segments, lost from Redis with their packer, are queued again by upkeep", async () => {

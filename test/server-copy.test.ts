@@ -104,6 +104,16 @@ describe('server-side assembly', () => {
     expect((left.Contents ?? []).map((o) => o.Key)).toEqual(['copied/packed.zip']);
   }, 300_000);
 
+  it("assembles a split job's bin inside S3 too: the ETags preparing recorded (quoted) match the objects' heads", async () => {
+    customer.uploadedPartBytes = 0;
+    const res = await call(stack.url, 'POST', '/jobs', { key, body: { files: files('bucket'), max_zip_size_bytes: 1024 * MiB, destination: { source: 'bucket', bucket: customer.bucket, prefix: 'split/' } } });
+    expect(res.status).toBe(201);
+    expect((await waitForJob(stack.url, key, res.body.job_id, ['completed', 'failed'], 120_000)).status).toBe('completed');
+    const row = await stack.ctx.db.jobFile.findFirstOrThrow({ where: { jobId: res.body.job_id as string, position: 0 } });
+    expect(row.etag).toMatch(/^"/);
+    expect(customer.uploadedPartBytes).toBeLessThan(5 * MiB + 64 * 1024);
+  }, 300_000);
+
   it('packs through the packer, the same bytes, where UploadPartCopy is refused', async () => {
     customer.refuseCopies = true;
     try {

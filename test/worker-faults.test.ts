@@ -153,7 +153,7 @@ describe('worker faults', () => {
       const firstCrc = await noWorkers.ctx.db.jobFile.findFirstOrThrow({ where: { jobId, position: 0 } });
       expect(firstCrc.crc32).not.toBeNull();
       if (uploadLost) {
-        // As if the store dropped it (an abort, a lifecycle rule): S3 answers NoSuchUpload, s3rver a 500.
+        // As if the store dropped it (an abort, a lifecycle rule): the store answers NoSuchUpload.
         await noWorkers.ctx.db.$executeRaw`UPDATE zip_parts SET upload_id = 'lost-upload' WHERE zip_id = ${zip.id}`;
         await noWorkers.ctx.db.zip.update({ where: { id: zip.id }, data: { uploadId: 'lost-upload' } });
       }
@@ -168,8 +168,7 @@ describe('worker faults', () => {
         const entries = await readZip((await download(job.zips[0].download_url)).body);
         expect(entries).toEqual(bodies.map((b, i) => ({ name: `${i}.bin`, size: b.length, sha256: sha256(b) })));
         const again = served.map((n, i) => n - before[i]!);
-        // Packed again from the start: the first file fetched whole again. (s3rver cannot say
-        // an upload is gone before a part is sent, so the resume got that far first.)
+        // Packed again from the start: the first file fetched whole again.
         if (uploadLost) expect(again[0]).toBe(bodies[0]!.length);
         else {
           // The resume fetched nothing of the first file (in the stored parts, its CRC recorded),

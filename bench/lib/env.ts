@@ -2,8 +2,8 @@
 // Redis prefix, s3rver in a child process, and helpers to run the real services as processes.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { freemem, tmpdir } from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { createInterface } from 'node:readline';
@@ -194,8 +194,10 @@ export async function startApiAndServices(
   const env = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, ...extraEnv };
   const api = await startService('api', env, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
   const children = [api, ...(await Promise.all(others.map((name) => startService(name, env))))];
-  for (let i = 0; i < 100; i++) {
+  // Up to a minute: on a loaded machine the API has taken over 10 s to start.
+  for (let i = 0; ; i++) {
     if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
+    if (i >= 600) throw new Error(`the API did not answer /healthz within 60 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return { apiUrl, api, children, env };
@@ -215,12 +217,24 @@ export function drain(url: string, headers: Record<string, string> = {}): Promis
 }
 
 /**
- * A second S3 stand-in playing a customer's account (bench/lib/s3-server.ts), its data in memory
- * where /dev/shm exists; `args` pass on (e.g. --traffic).
+ * Where a stand-in that will hold about `bytes` keeps its files: BENCH_S3_DIR when set, else
+ * /dev/shm when it can hold them without crowding memory (what it has free, and half of the
+ * memory the machine has available: tmpfs is RAM, and a full one swaps), else the disk.
  */
-export async function startCustomerS3(tag: string, bucket: string, args: string[] = []): Promise<{ child: ChildProcess; endpoint: string }> {
-  const dataRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+export function s3DataRootFor(bytes: number): string {
+  if (process.env.BENCH_S3_DIR) return process.env.BENCH_S3_DIR;
+  if (!existsSync('/dev/shm')) return tmpdir();
+  const shm = statfsSync('/dev/shm');
+  return bytes <= Math.min(shm.bavail * shm.bsize, freemem() / 2) ? '/dev/shm' : tmpdir();
+}
+
+/**
+ * A second S3 stand-in playing a customer's account (bench/lib/s3-server.ts), its data where
+ * `s3DataRootFor(holds)` says (memory when it fits); `args` pass on (e.g. --traffic).
+ */
+export async function startCustomerS3(tag: string, bucket: string, args: string[] = [], holds = 0): Promise<{ child: ChildProcess; endpoint: string; dataRoot: string }> {
+  const dataRoot = s3DataRootFor(holds);
   const child = spawnTs('bench/lib/s3-server.ts', [path.join(dataRoot, `ap-bench-${tag}-${process.pid}`), bucket, ...args]);
   const { endpoint } = await firstLine<{ endpoint: string }>(child);
-  return { child, endpoint };
+  return { child, endpoint, dataRoot };
 }

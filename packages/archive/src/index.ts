@@ -4,5 +4,18 @@ export { LayoutReader, LAYOUT_READER_DEFAULTS, BATCH_BYTES, layoutInputsOf, type
 export { bodyBudgetBesideParts, packBinIntoStore, type BinToPack, type PackDeps, type PackedBin, type PackTuning, type ProgressReport } from './pack';
 export { dropRecordedUpload, type BinFile } from './resume';
 export { combinedCrcs, finishSegments, packSegment, segmentPlanOf, type PartialCrc, type SegmentedBin, type SegmentResult } from './segments';
-export { assembleInStore, type ServerCopyBin, type ServerCopySettings } from './server-copy';
-export { finishSegmentedBin, plannedSizeOf, probedFiles, recordedParts, segmentedUpload, segmentedUploadLayout, segmentsOf, type FleetBin } from './segmented-bin';
+export { assembleInStore, headsAsRecorded, objectsForServerCopy, serverCopyEntries, type ServerCopyBin, type ServerCopySettings } from './server-copy';
+export { crcsOfSegments, readSegmentCrcs } from './server-copy-segments';
+export {
+  finishSegmentedBin,
+  isUploadGone,
+  plannedSizeOf,
+  probedFiles,
+  recordedParts,
+  segmentedUpload,
+  segmentedUploadLayout,
+  segmentKindOf,
+  segmentsOf,
+  type FleetBin,
+  type SegmentKind,
+} from './segmented-bin';

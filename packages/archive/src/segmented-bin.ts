@@ -11,9 +11,27 @@ import type { PackTuning, ProgressReport } from './pack';
 import { layOutAsWritten, type BinFile } from './resume';
 import { finishSegments, segmentPlanOf, type PartialCrc, type SegmentedBin } from './segments';
 
-/** How a segmented bin's upload is recorded (`zips.upload_layout`): part size, segment size and layout digest. */
-export function segmentedUploadLayout(layout: ZipLayout, files: readonly BinFile[], segmentBytes: number): string {
-  return `${partSizeFor(layout.totalSize)}/segments/${segmentBytes}/${streamEtag(layout, files)}`;
+/**
+ * How a bin's segments write it: their parts of the bin's upload ('packer'), or only CRC-32s
+ * of its objects, the bin assembled inside S3 by the finishing step ('server-copy').
+ */
+export type SegmentKind = 'packer' | 'server-copy';
+
+const SEGMENT_KIND_WORDS: Record<SegmentKind, string> = { packer: 'segments', 'server-copy': 'server-copy-segments' };
+
+/** How a segmented bin's upload is recorded (`zips.upload_layout`): part size, segment kind and size, and layout digest. */
+export function segmentedUploadLayout(layout: ZipLayout, files: readonly BinFile[], segmentBytes: number, kind: SegmentKind = 'packer'): string {
+  return `${partSizeFor(layout.totalSize)}/${SEGMENT_KIND_WORDS[kind]}/${segmentBytes}/${streamEtag(layout, files)}`;
+}
+
+/** The kind of segments a recorded upload layout says the bin has. */
+export function segmentKindOf(uploadLayout: string | null): SegmentKind {
+  return uploadLayout?.split('/')[1] === SEGMENT_KIND_WORDS['server-copy'] ? 'server-copy' : 'packer';
+}
+
+/** S3 no longer holds the multipart upload (aborted, expired by a lifecycle rule, completed). */
+export function isUploadGone(err: unknown): boolean {
+  return (err as { name?: string } | null)?.name === 'NoSuchUpload';
 }
 
 /** A bin as the fleet sees it: its job, its object, its files with every name and size known. */

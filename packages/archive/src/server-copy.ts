@@ -5,7 +5,7 @@
 import { createEntryNameDeduper, entryNameOf, parseS3Url } from '@ap/contract';
 import { mapLimit } from '@ap/fetch';
 import type { Logger } from '@ap/log';
-import type { AssemblyPart, ObjectChecksum, ObjectRef, ObjectStore } from '@ap/storage';
+import { quotedEtag, type AssemblyPart, type ObjectChecksum, type ObjectRef, type ObjectStore } from '@ap/storage';
 import { crc32, crc32Combine, layoutOfFiles, planServerCopy, renderSegment, sliceRange, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import type { PackedBin, ProgressReport } from './pack';
 import type { BinFile } from './resume';
@@ -42,18 +42,47 @@ function isPreconditionFailed(err: unknown): boolean {
   return e?.$metadata?.httpStatusCode === 412 || e?.name === 'PreconditionFailed';
 }
 
-/** The bin's objects, when every file is an object of the destination's source. */
-function objectsOf(bin: ServerCopyBin): ObjectRef[] | null {
-  if (bin.encryption || bin.deflateLevel !== null || bin.destinationSourceId === null || bin.files.length === 0) return null;
+/**
+ * The objects of a bin's files when every file is an object of the destination's source (the
+ * one predicate for "assembled inside S3": the fleet asks it too); null otherwise.
+ */
+export function objectsForServerCopy(files: readonly Pick<BinFile, 'url' | 'access'>[], destinationSourceId: string | null): ObjectRef[] | null {
+  if (destinationSourceId === null || files.length === 0) return null;
   const refs: ObjectRef[] = [];
-  for (const f of bin.files) {
+  for (const f of files) {
     const access = f.access;
-    if (!access || !('s3' in access) || access.s3.sourceId !== bin.destinationSourceId) return null;
+    if (!access || !('s3' in access) || access.s3.sourceId !== destinationSourceId) return null;
     const location = parseS3Url(f.url);
     if (!location) return null;
     refs.push(location);
   }
   return refs;
+}
+
+/** The bin's objects, when it can be assembled inside S3 (stored, not encrypted, every file an object of the destination's source). */
+function objectsOf(bin: ServerCopyBin): ObjectRef[] | null {
+  if (bin.encryption || bin.deflateLevel !== null) return null;
+  return objectsForServerCopy(bin.files, bin.destinationSourceId);
+}
+
+/** The objects' heads when each is there as the bin's records know it (size, ETag), else null. */
+export async function headsAsRecorded(store: ObjectStore, refs: readonly ObjectRef[], files: readonly BinFile[], concurrency: number): Promise<ObjectChecksum[] | null> {
+  const heads = await mapLimit(refs, concurrency, (ref) => store.headChecksum(ref));
+  const changed = heads.some((h, i): boolean => h === null || (files[i]!.size !== null && h.size !== Number(files[i]!.size)) || (files[i]!.etag !== null && !sameEtag(h.etag, files[i]!.etag)));
+  return changed ? null : (heads as ObjectChecksum[]);
+}
+
+/** Whether two ETags are the same, quoted (as HeadObject and the fetcher give them) or not (as the store's heads do). */
+export const sameEtag = (a: string, b: string): boolean => quotedEtag(a) === quotedEtag(b);
+
+/** The entries of the bin's ZIP: a single ZIP's names come from the objects, as writeArchive names them (s3:// bodies have no Content-Disposition). */
+export function serverCopyEntries(files: readonly BinFile[], refs: readonly ObjectRef[], heads: readonly ObjectChecksum[]): { position: number; entryName: string; size: number }[] {
+  const names = createEntryNameDeduper();
+  return files.map((f, i) => ({
+    position: f.position,
+    entryName: names.take(f.entryName ?? entryNameOf(f, { finalUrl: `s3://${refs[i]!.bucket}/${refs[i]!.key.split('/').map(encodeURIComponent).join('/')}` })),
+    size: heads[i]!.size,
+  }));
 }
 
 async function readAll(store: ObjectStore, ref: ObjectRef, start: number, end: number): Promise<Buffer> {
@@ -64,9 +93,14 @@ async function readAll(store: ObjectStore, ref: ObjectRef, start: number, end: n
 }
 
 /** The CRC-32 of an object read in ranged pieces in parallel, their CRCs combined; the bytes go nowhere. */
-async function readCrc(store: ObjectStore, ref: ObjectRef, size: number, concurrency: number): Promise<number> {
-  const pieces = Array.from({ length: Math.ceil(size / READ_PIECE) }, (_, i) => ({ start: i * READ_PIECE, end: Math.min(size, (i + 1) * READ_PIECE) - 1 }));
-  const crcs = await mapLimit(pieces, concurrency, async (p) => crc32(await readAll(store, ref, p.start, p.end)));
+/** The CRC-32 of bytes [from, to) of an object, as if they were the whole object: read in ranged pieces in parallel, their CRCs combined. */
+export async function readRangeCrc(store: ObjectStore, ref: ObjectRef, from: number, to: number, concurrency: number, onRead?: (bytes: number) => void): Promise<number> {
+  const pieces = Array.from({ length: Math.ceil((to - from) / READ_PIECE) }, (_, i) => ({ start: from + i * READ_PIECE, end: Math.min(to, from + (i + 1) * READ_PIECE) - 1 }));
+  const crcs = await mapLimit(pieces, concurrency, async (p) => {
+    const bytes = await readAll(store, ref, p.start, p.end);
+    onRead?.(bytes.length);
+    return crc32(bytes);
+  });
   return pieces.reduce((crc, p, i) => crc32Combine(crc, crcs[i]!, p.end - p.start + 1), 0);
 }
 
@@ -131,33 +165,39 @@ export async function assembleInStore(
   deps: { store: ObjectStore; log: Logger },
   bin: ServerCopyBin,
   settings: ServerCopySettings,
-  { signal, progress, onCopied }: { signal: AbortSignal; progress: ProgressReport; onCopied(bytes: number): void },
+  {
+    signal,
+    progress,
+    onCopied,
+    onRead,
+    crcsRead,
+  }: {
+    signal: AbortSignal;
+    progress: ProgressReport;
+    onCopied(bytes: number): void;
+    /** Object bytes read for CRC-32s (not uploaded). */
+    onRead?(bytes: number): void;
+    /** CRC-32s of objects without a checksum, by entry, already read (by the bin's segments): not read again. */
+    crcsRead?: ReadonlyMap<number, number>;
+  },
 ): Promise<PackedBin | null> {
   const refs = objectsOf(bin);
   if (!refs) return null;
   const { store, log } = deps;
   const files = bin.files;
   try {
-    const heads = await mapLimit(refs, settings.concurrency, (ref) => store.headChecksum(ref));
-    const changed = heads.some((h, i): boolean => h === null || (files[i]!.size !== null && h.size !== Number(files[i]!.size)) || (files[i]!.etag !== null && h.etag !== files[i]!.etag));
-    if (changed) return null; // the through-packer path reports the file's error as usual
-    const known = heads as ObjectChecksum[];
+    const known = await headsAsRecorded(store, refs, files, settings.concurrency);
+    if (!known) return null; // the through-packer path reports the file's error as usual
     // Every copy and read from here on holds the object to the ETag its size and CRC came with:
     // one that changes meanwhile fails with 412 (below) instead of lending other bytes.
     const pinned = refs.map((ref, i): ObjectRef => ({ ...ref, etag: known[i]!.etag }));
-    // A single ZIP's names come from the objects, as writeArchive names them (s3:// bodies have no Content-Disposition).
-    const names = createEntryNameDeduper();
-    const entries = files.map((f, i) => ({
-      position: f.position,
-      entryName: names.take(f.entryName ?? entryNameOf(f, { finalUrl: `s3://${refs[i]!.bucket}/${refs[i]!.key.split('/').map(encodeURIComponent).join('/')}` })),
-      size: known[i]!.size,
-    }));
+    const entries = serverCopyEntries(files, refs, known);
     const layout = layoutOfFiles(entries, bin.mtime);
     const copyable = (entry: number) => known[entry]!.size >= settings.minBytes;
     const plan = planServerCopy(layout, copyable);
     if (!plan || !plan.some((p) => p.kind === 'copy')) return null;
     const crcs: number[] = [];
-    for (const [i, head] of known.entries()) crcs[i] = head.crc32 ?? (await readCrc(store, pinned[i]!, head.size, settings.concurrency));
+    for (const [i, head] of known.entries()) crcs[i] = head.crc32 ?? crcsRead?.get(i) ?? (await readRangeCrc(store, pinned[i]!, 0, head.size, settings.concurrency, onRead));
     const render = (start: number, length: number) => renderBytes(store, layout, pinned, crcs, start, length);
     const padded = new PaddedParts(store, bin.key);
     try {

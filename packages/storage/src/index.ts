@@ -21,6 +21,7 @@ import type { ObjectInfo, UploadedPart } from './object-types';
 export type { ObjectInfo, UploadedPart } from './object-types';
 import { assembleObject, quotedEtag, type AssemblyPart, type ObjectChecksum, type ObjectRef } from './assembly';
 export type { AssemblyPart, ObjectChecksum, ObjectRef } from './assembly';
+export { quotedEtag } from './assembly';
 
 export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
 export { completeNumberedUpload, putNumberedPart, startNumberedUpload } from './numbered-parts';
@@ -79,7 +80,7 @@ export interface ResumeOptions {
 
 /**
  * The store would not continue the multipart upload: it no longer holds it (aborted, expired:
- * NoSuchUpload on S3, a 500 on s3rver) or failed on it. A resume is an optimisation, so the
+ * NoSuchUpload, 404) or failed on it. A resume is an optimisation, so the
  * caller starts the object over instead of retrying.
  */
 export class ResumeRefused extends Error {}
@@ -208,8 +209,7 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
     },
     async resumeUpload(key, options) {
       const { uploadId: UploadId, partSize } = options;
-      // Where the store can say so (S3, MinIO; s3rver cannot), a dropped upload is found before
-      // any byte is fetched for it.
+      // A dropped upload (ListParts: NoSuchUpload) is found before any byte is fetched for it.
       await client.send(new ListPartsCommand({ Bucket, Key: key, UploadId, MaxParts: 1 })).catch((err: { name?: string; $metadata?: { httpStatusCode?: number } }) => {
         if (err.name === 'NoSuchUpload' || err.$metadata?.httpStatusCode === 404) throw refused(UploadId, err);
       });

@@ -23,19 +23,26 @@ import { metrics, type ServiceContext } from '@ap/service-kit';
 import {
   bodyBudgetBesideParts,
   finishSegmentedBin,
+  isUploadGone,
+  objectsForServerCopy,
   packSegment,
+  readSegmentCrcs,
   plannedSizeOf,
   probedFiles,
   recordedParts,
   segmentedUpload,
   segmentedUploadLayout,
+  segmentKindOf,
   segmentsOf,
   UrlFailure,
   type BinFile,
   type FleetBin,
   type PartialCrc,
   type SegmentedBin,
+  type SegmentKind,
 } from '@ap/archive';
+import { startNumberedUpload } from '@ap/storage';
+import { assembleFromSegments, countRead, serverCopyCut } from './fleet-server-copy';
 import { binLease, holdLease, LeaseLost, segmentLease, type Lease } from './lease';
 import { binTarget, packTuning, queueNextBins, type BinTarget, type BinWithJob, type EventQueues } from './target';
 
@@ -77,21 +84,29 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, target: 
       return true;
     }
   }
-  if (target.destination && files.some((f) => f.sourceId !== null && f.sourceId === zip.job.destinationSourceId)) return false; // assembled inside S3
   const split = zip.job.maxZipSizeBytes !== null;
   const fleetBin: FleetBin = { jobId: zip.jobId, zipId: zip.id, key: target.key, mtime: zip.job.createdAt, files };
-  if (!split) {
+  const segmentBytes = ctx.config.SEGMENT_BYTES;
+  // Assembled inside S3: segments only where the packer would read more than two segments' worth for CRC-32s.
+  const objects = target.destination ? objectsForServerCopy(files, zip.job.destinationSourceId) : null;
+  const kind: SegmentKind = objects ? 'server-copy' : 'packer';
+  if (objects) {
+    // Sizes known (a split bin, listed prefixes): a bin of at most two segments is not looked at further.
+    if (files.every((f) => f.size !== null) && files.reduce((n, f) => n + Number(f.size), 0) <= 2 * segmentBytes) return false;
+    const cut = await serverCopyCut(ctx, target, files, objects);
+    if (!cut || cut.bytesToRead <= 2 * segmentBytes) return false;
+    fleetBin.files = cut.files;
+  } else if (!split) {
     if (files.length > PROBE_ROUNDS * ctx.config.PROBE_CONCURRENCY) return false;
     const probed = await probedFiles(ctx, fleetBin, packTuning(ctx.config), stopping ?? new AbortController().signal);
     if (!probed) return false;
     fleetBin.files = probed;
   }
-  const segmentBytes = ctx.config.SEGMENT_BYTES;
   const planned = segmentsOf(fleetBin, segmentBytes, '');
   // Packed whole: a single-ZIP bin now shows its predicted size (its progress).
   if (!split) await recordPlannedSize(db, bin, planned?.layout.totalSize ?? plannedSizeOf(fleetBin));
   if (!planned || planned.layout.totalSize > archiveLimit) return false;
-  const layoutId = segmentedUploadLayout(planned.layout, fleetBin.files, segmentBytes);
+  const layoutId = segmentedUploadLayout(planned.layout, fleetBin.files, segmentBytes, kind);
   const uploadId = await segmentedUpload(target.store, target.key, { id: zip.uploadId, layout: zip.uploadLayout }, layoutId);
   await db.$transaction(async (tx) => {
     if (uploadId !== zip.uploadId) await deleteBinParts(tx, zip.id);
@@ -100,7 +115,7 @@ export async function handToFleet(ctx: ServiceContext, zip: BinWithJob, target: 
     const keepCompleted = uploadId === zip.uploadId;
     await segmentBin(tx, bin, { uploadId, uploadLayout: layoutId, segmentBytes, plannedSize: planned.layout.totalSize, count: planned.plan.segments.length, keepCompleted });
   });
-  ctx.log.info({ jobId: zip.jobId, zipId: zip.id, segments: planned.plan.segments.length, size: planned.layout.totalSize }, 'bin handed to the fleet in segments');
+  ctx.log.info({ jobId: zip.jobId, zipId: zip.id, segments: planned.plan.segments.length, size: planned.layout.totalSize, kind }, 'bin handed to the fleet in segments');
   await queueNextBins(ctx, zip.jobId, queues);
   return true;
 }
@@ -124,13 +139,15 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
   try {
     target = await binTarget(ctx, zip);
     bin = await segmentedBinOf(ctx, zip, target);
-    const stored = await recordedParts(db, zip.id, bin.uploadId);
-    const result = await packSegment({ store: target.store, fetcher: ctx.fetcher }, bin, payload.segment, segmentTuning(ctx, bin), {
-      signal: held.signal,
-      progress,
-      stored,
-      onPart: async (part) => void (await recordBinPart(db, zip.id, bin!.uploadId, part, bin!.plan.partSize)),
-    });
+    const result =
+      segmentKindOf(zip.uploadLayout) === 'server-copy'
+        ? { crcs: await readSegmentCrcs({ store: target.store }, bin, payload.segment, { concurrency: ctx.config.FETCH_CONCURRENCY }, { signal: held.signal, progress, onRead: countRead }) }
+        : await packSegment({ store: target.store, fetcher: ctx.fetcher }, bin, payload.segment, segmentTuning(ctx, bin), {
+            signal: held.signal,
+            progress,
+            stored: await recordedParts(db, zip.id, bin.uploadId),
+            onPart: async (part) => void (await recordBinPart(db, zip.id, bin!.uploadId, part, bin!.plan.partSize)),
+          });
     const range = bin.plan.segments[payload.segment]!;
     await progress.stop();
     const done = await completeSegment(db, segment, lease.owner, { bytesDone: range.end - range.start, crcs: result.crcs });
@@ -146,6 +163,10 @@ export async function packBinSegment(ctx: ServiceContext, payload: PackPayload &
     held.abort(err);
     await lease.release().catch(() => undefined);
     if (stopping?.aborted || err instanceof LeaseLost) throw err;
+    if (bin && target && isUploadGone(err)) {
+      await startUploadOver(ctx, zip, { bin, target }, queues);
+      throw new LeaseLost();
+    }
     metrics.segmentsTotal.inc({ result: 'failed' });
     const failure = bin ? urlFailureOf(bin, err) : null;
     if (failure && target && !zip.job.failOnUrlError) {
@@ -168,7 +189,9 @@ function segmentTuning(ctx: ServiceContext, bin: SegmentedBin) {
 async function segmentedBinOf(ctx: ServiceContext, zip: BinWithJob, target: BinTarget): Promise<SegmentedBin> {
   const files = await binFilesWithAccess(ctx.db, ctx.secrets, zip.jobId, zip.id);
   const bin = segmentsOf({ jobId: zip.jobId, zipId: zip.id, key: target.key, mtime: zip.job.createdAt, files }, Number(zip.segmentBytes), zip.uploadId!);
-  if (!bin || segmentedUploadLayout(bin.layout, files, Number(zip.segmentBytes)) !== zip.uploadLayout) throw new Error('the segmented bin no longer matches its recorded layout');
+  if (!bin || segmentedUploadLayout(bin.layout, files, Number(zip.segmentBytes), segmentKindOf(zip.uploadLayout)) !== zip.uploadLayout) {
+    throw new Error('the segmented bin no longer matches its recorded layout');
+  }
   return bin;
 }
 
@@ -212,7 +235,10 @@ async function finishBin(
   const held = holdLease(lease, ctx.config.WORKER_LOCK_MS, stopping);
   try {
     const partials = segments.flatMap((s) => (s.crcs ?? []) as unknown as PartialCrc[]);
-    const object = await finishSegmentedBin({ ...ctx, store: target.store }, bin, partials, segmentTuning(ctx, bin), { signal: held.signal });
+    const object =
+      segmentKindOf(zip.uploadLayout) === 'server-copy'
+        ? await finishServerCopyBin(ctx, zip, { bin, target }, partials, held.signal, queues)
+        : await finishSegmentedBin({ ...ctx, store: target.store }, bin, partials, segmentTuning(ctx, bin), { signal: held.signal });
     const completed = await db.$transaction(async (tx) => {
       const record = { zipId: zip.id, attempt: zip.attempt, leaseOwner: lease.owner };
       const packaged = entriesOf(bin);
@@ -228,8 +254,57 @@ async function finishBin(
   } catch (err) {
     held.abort(err);
     await lease.release().catch(() => undefined);
+    if (!stopping?.aborted && isUploadGone(err)) {
+      await startUploadOver(ctx, zip, { bin, target }, queues);
+      throw new LeaseLost();
+    }
     throw err;
   } finally {
     held.stop();
   }
+}
+
+/**
+ * The bin assembled inside S3 from its segments' CRC-32s. Where S3 will not after all (an
+ * object changed, a copy refused), its segments are made the packer's (the same layout and
+ * upload) and queued again: the bin is written through the packers, which report a changed
+ * object as for any bin.
+ */
+async function finishServerCopyBin(ctx: ServiceContext, zip: BinWithJob, { bin, target }: { bin: SegmentedBin; target: BinTarget }, partials: readonly PartialCrc[], signal: AbortSignal, queues: EventQueues | undefined) {
+  const object = await assembleFromSegments(ctx, zip, { bin, target }, partials, signal);
+  if (object) {
+    // The recorded upload held no part: S3 assembled the ZIP in an upload of its own.
+    await target.store.abortUpload(target.key, bin.uploadId).catch(() => undefined);
+    return object;
+  }
+  const segmentBytes = Number(zip.segmentBytes);
+  await ctx.db.$transaction((tx) =>
+    segmentBin(tx, { zipId: zip.id, attempt: zip.attempt }, { uploadId: bin.uploadId, uploadLayout: segmentedUploadLayout(bin.layout, bin.files, segmentBytes), segmentBytes, plannedSize: bin.layout.totalSize, count: bin.plan.segments.length, keepCompleted: false }),
+  );
+  ctx.log.info({ jobId: zip.jobId, zipId: zip.id }, 'a bin cut for assembly inside S3 is packed by the packers in segments instead');
+  await queueNextBins(ctx, zip.jobId, queues);
+  throw new LeaseLost();
+}
+
+/**
+ * The bin's multipart upload is gone (aborted, expired): its parts with it. The bin starts a new
+ * upload and every segment is written again (their CRC-32s are the same, their parts are not
+ * kept); of several packers finding it gone at once, the first replaces it.
+ */
+async function startUploadOver(ctx: ServiceContext, zip: BinWithJob, { bin, target }: { bin: SegmentedBin; target: BinTarget }, queues: EventQueues | undefined): Promise<void> {
+  const uploadId = await startNumberedUpload(target.store, target.key);
+  const replaced = await ctx.db.$transaction(async (tx) => {
+    const { count } = await tx.zip.updateMany({ where: { id: zip.id, attempt: zip.attempt, status: 'processing', uploadId: bin.uploadId }, data: { uploadId } });
+    if (count === 0) return false;
+    await deleteBinParts(tx, zip.id);
+    const segmentBytes = Number(zip.segmentBytes);
+    await segmentBin(tx, { zipId: zip.id, attempt: zip.attempt }, { uploadId, uploadLayout: zip.uploadLayout!, segmentBytes, plannedSize: bin.layout.totalSize, count: bin.plan.segments.length, keepCompleted: false });
+    return true;
+  });
+  if (!replaced) {
+    await target.store.abortUpload(target.key, uploadId).catch(() => undefined);
+    return;
+  }
+  ctx.log.warn({ jobId: zip.jobId, zipId: zip.id, lost: bin.uploadId }, 'the multipart upload of a segmented bin is gone: its segments start over in a new one');
+  await queueNextBins(ctx, zip.jobId, queues);
 }

@@ -19,6 +19,7 @@ import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlF
 import { BinBusy, binLease, deferWhileBusy, holdLease, LeaseLost } from './lease';
 import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
 import { handToFleet, packBinSegment } from './fleet';
+import { countRead, serverCopySettings } from './fleet-server-copy';
 
 export interface PackerOptions {
   /**
@@ -101,9 +102,8 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
 
 /** Inside S3 where the destination's source reaches every object (docs/private-sources.md#server-side-assembly), else through the packer. */
 async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: ProgressReport }) {
-  const settings = { minBytes: ctx.config.SERVER_COPY_MIN_BYTES, concurrency: ctx.config.FETCH_CONCURRENCY };
   const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
-  const assembled = await assembleInStore({ store: target.store, log: ctx.log }, copy, settings, { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n) });
+  const assembled = await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
   return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
 }
 
