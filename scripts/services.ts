@@ -18,7 +18,10 @@ export type ServiceName = (typeof SERVICES)[number];
 
 /** Node/V8 flags per service. The packer's memory is budgeted (bench:pipeline (c)). */
 export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
-  api: [],
+  // 2 MiB semi-spaces: V8's default on a large host let the young generation grow to 128 MiB,
+  // most of an idle API's RSS. Smaller semi-spaces promote more of a download's per-chunk
+  // objects, so the old generation grows by half its live size, as the packer's (docs/engine.md#memory).
+  api: ['--max-semi-space-size=2', '--heap-growing-percent=50'],
   preparer: [],
   // Liftoff only: Prisma's wasm query compiler is not tiered up to TurboFan (~50 MiB). 1 MiB
   // semi-spaces keep the heap smaller. No memory reducer: after an idle spell it pins the heap

@@ -121,6 +121,8 @@ describe('Dockerfile', () => {
     expect(runtime.match(/^COPY .*$/gm)).toEqual(['COPY --from=build /runtime /app']);
     expect(runtime).toMatch(/^USER node$/m);
     for (const [name, value] of Object.entries(SERVICE_ENV)) expect(runtime).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'));
+    // Its default command is the API as scripts/services.ts starts it (its V8 flags included).
+    expect(runtime).toContain(`CMD [${['node', ...serviceArgs('api')].map((arg) => `"${arg}"`).join(', ')}]`);
   });
 
   it('is fed no host build output', () => {

@@ -172,7 +172,7 @@ function streamEntry(
     stream.once('error', failed);
     // Lazy: yazl asks for the stream when the entry's turn comes; the byte counter is attached
     // right after yazl's pipe, so no chunk can flow before yazl listens.
-    zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size, deflateLevel), (cb) => {
+    zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size, deflateLevel), forgottenOnceCalled((cb) => {
       cb(null, stream);
       // yazl (patched) keeps the entry's running CRC-32 on it; this entry is its last.
       const entries = (zipfile as unknown as { entries: { crc32: number }[] }).entries;
@@ -195,6 +195,22 @@ function streamEntry(
         observer?.end(entry.crc32 >>> 0);
         finish(null);
       });
-    });
+    }));
   });
+}
+
+/**
+ * `open`, let go of once it has been called. yazl keeps each entry's open function until the
+ * archive ends (for its central directory), and with it whatever the function refers to: here
+ * the body and its whole request, so a bin of thousands of small files held them all
+ * (docs/engine.md#memory). Made at module level, so that the function yazl keeps shares no
+ * scope with the body.
+ */
+function forgottenOnceCalled<A extends unknown[]>(open: (...args: A) => void): (...args: A) => void {
+  let pending: ((...args: A) => void) | null = open;
+  return (...args) => {
+    const call = pending;
+    pending = null;
+    call?.(...args);
+  };
 }

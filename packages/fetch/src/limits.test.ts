@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { FetchError } from './errors';
 import { createFetcher, type Fetcher } from './fetcher';
@@ -71,5 +73,23 @@ describe('a fetcher with a minimum rate', () => {
     // Nobody reads for two windows: the bytes wait in our buffers, the origin is not to blame.
     await new Promise((r) => setTimeout(r, 1500));
     expect((await readAll(opened.stream)).length).toBe(body.length);
+  });
+
+  it('lets go of a body read to its end at once, not a window later (got does not destroy its stream)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const o = await startOrigin((_req, res) => void res.writeHead(200, { 'content-length': '4096' }).end(Buffer.alloc(4096)));
+    origins.push(o);
+    const f = fetcher();
+    const refs: WeakRef<object>[] = [];
+    const readOne = async (i: number) => {
+      const opened = await f.openBody(`${o.base}/f${i}`);
+      refs.push(new WeakRef(opened.stream));
+      return (await readAll(opened.stream)).length;
+    };
+    for (let i = 0; i < 5; i++) expect(await readOne(i)).toBe(4096);
+    await new Promise((r) => setTimeout(r, 10));
+    gc();
+    expect(refs.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
   });
 });

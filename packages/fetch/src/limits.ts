@@ -61,7 +61,7 @@ export interface WatchedRequest {
   readonly destroyed: boolean;
   isPaused(): boolean;
   destroy(error?: Error): unknown;
-  once(event: 'close', listener: () => void): unknown;
+  once(event: 'close' | 'end', listener: () => void): unknown;
 }
 
 /** Cuts `request` with "origin too slow" once it delivers less than `rate` (sampled 30 times a window). */
@@ -81,6 +81,9 @@ export function watchRate(request: WatchedRequest, rate: MinRate = DEFAULT_MIN_R
   const timer = setInterval(check, sampleEvery);
   timer.unref();
   const stop = (): void => clearInterval(timer);
+  // Read to its end, a body has nothing left to deliver. got's stream is not destroyed then
+  // (no 'close'): the watcher would keep it and its response alive until its window passed.
+  request.once('end', stop);
   request.once('close', stop);
   check();
 }
