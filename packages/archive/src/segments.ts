@@ -183,18 +183,23 @@ export function combinedCrcs(layout: ZipLayout, partials: readonly PartialCrc[])
       crcs.set(entry.index, 0);
       continue;
     }
-    const pieces = (byEntry.get(entry.index) ?? []).sort((a, b) => a.from - b.from);
-    let covered = 0;
-    let crc = 0;
-    for (const p of pieces) {
-      if (p.from !== covered) break;
-      crc = covered === 0 ? p.crc : crc32Combine(crc, p.crc, p.to - p.from);
-      covered = p.to;
-    }
+    const { crc, covered } = crcFromStart(byEntry.get(entry.index) ?? []);
     if (covered !== entry.size) throw new Error(`the segments' CRCs of entry ${entry.index} cover ${covered} of its ${entry.size} bytes`);
-    crcs.set(entry.index, crc >>> 0);
+    crcs.set(entry.index, crc);
   }
   return crcs;
+}
+
+/** The CRC-32 of an entry's bytes from its partial CRCs, and how far from its start they reach without a gap. */
+export function crcFromStart(pieces: readonly PartialCrc[]): { crc: number; covered: number } {
+  let covered = 0;
+  let crc = 0;
+  for (const p of [...pieces].sort((a, b) => a.from - b.from)) {
+    if (p.from !== covered) break;
+    crc = covered === 0 ? p.crc : crc32Combine(crc, p.crc, p.to - p.from);
+    covered = p.to;
+  }
+  return { crc: crc >>> 0, covered };
 }
 
 function contiguousRuns(parts: readonly number[]): number[][] {

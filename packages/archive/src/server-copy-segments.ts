@@ -8,7 +8,7 @@ import { mapLimit } from '@ap/fetch';
 import type { ObjectRef, ObjectStore } from '@ap/storage';
 import { crc32Combine, type ZipLayout } from '@ap/zip';
 import type { ProgressReport } from './pack';
-import type { PartialCrc, SegmentedBin } from './segments';
+import { crcFromStart, type PartialCrc, type SegmentedBin } from './segments';
 import { readRangeCrc, sameEtag } from './server-copy';
 
 /** Bytes read per ranged GET of a CRC segment; its pieces are read `concurrency` at once. */
@@ -87,15 +87,8 @@ export async function readSegmentCrcs(
 export function crcsOfSegments(layout: ZipLayout, partials: readonly PartialCrc[]): Map<number, number> {
   const crcs = new Map<number, number>();
   for (const entry of layout.entries) {
-    const pieces = partials.filter((p) => p.entry === entry.index).sort((a, b) => a.from - b.from);
-    let covered = 0;
-    let crc = 0;
-    for (const p of pieces) {
-      if (p.from !== covered) break;
-      crc = covered === 0 ? p.crc : crc32Combine(crc, p.crc, p.to - p.from);
-      covered = p.to;
-    }
-    if (entry.size > 0 && covered === entry.size) crcs.set(entry.index, crc >>> 0);
+    const { crc, covered } = crcFromStart(partials.filter((p) => p.entry === entry.index));
+    if (entry.size > 0 && covered === entry.size) crcs.set(entry.index, crc);
   }
   return crcs;
 }
