@@ -55,16 +55,12 @@ const PROBE_LEAD = 2 * 1024 * 1024;
 
 /**
  * How far a body larger than its reservation reads ahead now: a short lead while ranged mode is
- * off; under a probe and once on, its whole reservation for the body being read and PROBE_LEAD
- * for the bodies ahead. Not their whole reservations once on: at 25 MB/s per connection the
- * bodies opened ahead filled them (the whole budget) in a quarter of a second, and a body ahead
- * let go for the ranges of the body being read gives back only what it has not read, so the
- * body being read came over one connection (docs/engine.md#fetching-ahead).
+ * off, its whole reservation once on (and, for the body being read, under a probe).
  */
 export function leadOf(slot: Pick<Slot<unknown>, 'reserved' | 'probeLead' | 'taken'>, state: RangedState): number {
   const full = Math.max(0, slot.reserved - CHUNK_SLACK);
   if (state === 'off' && !slot.probeLead) return Math.min(LEAD_WHILE_FAST, full);
-  return slot.taken ? full : Math.min(PROBE_LEAD, full);
+  return state === 'on' || slot.taken ? full : Math.min(PROBE_LEAD, full);
 }
 
 /** Body bytes still to come from the origin plus those buffered, when known. */

@@ -1,7 +1,6 @@
 import { describe, it, expect, afterAll } from '@jest/globals';
 import type http from 'node:http';
 import { FetchAhead, SharedBudget } from './ahead';
-import { leadOf } from './ahead-slot';
 import { createFetcher, type Fetcher, type OpenedBody } from './fetcher';
 import { FetchError } from './errors';
 import { bytes, readAll, startOrigin, type TestOrigin } from './testing';
@@ -268,17 +267,5 @@ describe('FetchAhead against a slow origin', () => {
     expect(o.abandoned).toBeGreaterThan(1);
     // Nothing past the window was ever asked for.
     expect(o.requests.length).toBeLessThanOrEqual(5 + 1);
-  });
-});
-
-describe('how far a body larger than its reservation reads ahead', () => {
-  it('once ranged mode is on: the body being read its whole reservation, a body ahead 2 MiB', () => {
-    // A 6 MiB slice (a packer's 48 MiB over 8): bodies ahead filling theirs took the whole budget
-    // at 25 MB/s, and letting one go for a range gave back only what it had not read.
-    const reserved = 6 * 1024 * 1024;
-    expect(leadOf({ reserved, probeLead: false, taken: true }, 'on')).toBeGreaterThan(5 * 1024 * 1024);
-    expect(leadOf({ reserved, probeLead: false, taken: false }, 'on')).toBeLessThanOrEqual(2 * 1024 * 1024);
-    expect(leadOf({ reserved, probeLead: false, taken: false }, 'probing')).toBeLessThanOrEqual(2 * 1024 * 1024);
-    expect(leadOf({ reserved, probeLead: false, taken: false }, 'off')).toBeLessThanOrEqual(256 * 1024);
   });
 });
