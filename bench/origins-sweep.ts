@@ -14,6 +14,7 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -21,8 +22,8 @@ import { promisify } from 'node:util';
 import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { firstLine, ms, peakRssMiB, resetPeakRss, ROOT, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
-import { sampleOrigin } from './lib/origin-stats';
+import { cpuSeconds, firstLine, ms, peakRssMiB, resetPeakRss, ROOT, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
+import { describeLoad, sampleOrigin, type OriginLoad } from './lib/origin-stats';
 import { writeChart, writeResults } from './lib/report';
 
 const KiB = 1024;
@@ -36,14 +37,26 @@ const SKIP = new Set((process.env.SWEEP_SKIP ?? '1G@2').split(',').filter(Boolea
 const LATENCY_MS = process.env.LATENCY_MS ?? '40';
 const label = (size: string) => size.replace(/K$/i, ' KiB').replace(/M$/i, ' MiB').replace(/G$/i, ' GiB');
 
+const TRACE = process.env.SWEEP_TRACE === '1';
 const children: { kill(): unknown }[] = [];
 const origins = new Map<number, string>();
+const originPids = new Map<number, number>();
 for (const rate of RATES) {
   const child = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_LATENCY_MS: LATENCY_MS, ORIGIN_RATE_MBPS: String(rate) });
   children.push(child);
   origins.set(rate, (await firstLine<{ url: string }>(child)).url);
+  originPids.set(rate, child.pid!);
 }
 const bench = await startBenchEnv();
+/** SWEEP_TRACE=1: per phase, each process's CPU share (of one core) and the origin's responses under way over time. */
+function traceCpu(pids: Record<string, number>): (phase: string, load: OriginLoad, millis: number) => void {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  return (phase, load, millis) => {
+    if (!TRACE) return;
+    const shares = Object.entries(pids).map(([name, pid]) => `${name} ${(((cpuSeconds(pid) - before[name]!) * 1000) / millis).toFixed(2)}`);
+    console.error(`  ${phase}: ${(millis / 1000).toFixed(1)} s, load ${os.loadavg()[0]!.toFixed(1)}, cpu ${shares.join(', ')}; ${describeLoad(load)}`);
+  };
+}
 const config = loadConfig();
 const db = createDb(config.DATABASE_URL);
 
@@ -99,24 +112,32 @@ try {
       const sizeBytes = parseSize(size);
       const files = Math.max(MIN_FILES, Math.round((SECONDS * 8 * rate * 1e6) / sizeBytes));
       const urls = Array.from({ length: files }, (_, i) => `${originUrl}/blob/${sizeBytes}/${++seed}/f${i}.bin`);
+      const pids = { origin: originPids.get(rate)!, packer: packer.pid!, api: api.pid!, s3: bench.s3Pid };
       const curlLoad = await sampleOrigin(originUrl);
+      let traced = traceCpu(pids);
       const curlMs = await curl(urls);
-      const curlConnections = (await curlLoad.stop()).meanOpen;
+      const curlSampled = await curlLoad.stop();
+      traced(`${label(size)} @ ${rate} curl`, curlSampled, curlMs);
+      const curlConnections = curlSampled.meanOpen;
 
       const streamId = await post({ mode: 'stream', files: urls.map((url) => ({ url })) });
       await finished(streamId);
 
       resetPeakRss(packer.pid!);
       const storedLoad = await sampleOrigin(originUrl);
+      traced = traceCpu(pids);
       const posted = Date.now();
       const storedMs = (await finished(await post({ files: urls.map((url) => ({ url })) }))).getTime() - posted;
-      const storedConnections = (await storedLoad.stop()).meanOpen;
+      const storedSampled = await storedLoad.stop();
+      traced('  stored', storedSampled, storedMs);
+      const storedConnections = storedSampled.meanOpen;
       const packerPeak = peakRssMiB(packer.pid!);
 
       const r = await fetch(`${apiUrl}/jobs/${streamId}`, { headers: { 'x-api-key': apiKey } });
       const { job } = (await r.json()) as { job: { zips: { size: number; download_url: string }[] } };
       resetPeakRss(api.pid!);
       const streamLoad = await sampleOrigin(originUrl);
+      traced = traceCpu(pids);
       const t0 = process.hrtime.bigint();
       const sent = await new Promise<number>((resolve, reject) => {
         http
@@ -127,7 +148,9 @@ try {
           .on('error', reject);
       });
       const streamMs = ms(t0);
-      const streamConnections = (await streamLoad.stop()).meanOpen;
+      const streamSampled = await streamLoad.stop();
+      traced('  stream', streamSampled, streamMs);
+      const streamConnections = streamSampled.meanOpen;
       if (sent !== job.zips[0]!.size) throw new Error(`stream download sent ${sent} of ${job.zips[0]!.size}`);
       const result: Result = {
         size,

@@ -76,6 +76,7 @@ export class FetchAhead<T> {
     this.budgetBytes = Math.max(1, options.budgetBytes ?? FETCH_AHEAD_DEFAULTS.budgetBytes);
     this.slice = Math.max(1, Math.floor(this.budgetBytes / this.concurrency));
     this.shared = options.shared ?? null;
+    const maxExtra = Math.max(0, (options.hosts?.perHost ?? 0) - this.concurrency);
     this.mode = new RangedMode(this.slice, {
       arrived: () => this.consumed() + this.bufferedBytes(),
       arrivedInTurn: () => this.consumed() + this.bufferedInTurn(),
@@ -94,7 +95,7 @@ export class FetchAhead<T> {
       },
       pumpSoon: () => this.pumpSoon(),
       connections: () => this.busy,
-    }, Math.max(0, (options.hosts?.perHost ?? 0) - this.concurrency));
+    }, maxExtra, Math.max(1, Math.floor(this.budgetBytes / (this.concurrency + maxExtra))));
     this.pump();
   }
 

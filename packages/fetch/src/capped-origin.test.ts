@@ -90,6 +90,32 @@ describe('a per-connection capped origin, read by a consumer that pauses between
   }, 60_000);
 });
 
+describe('a per-connection capped origin, ranges well within a second', () => {
+  it('gets ranges no larger than the budget over every connection growth may add, kept on by the probe', async () => {
+    // A 4 MiB budget over 4 connections, 8 to the host: at most 512 KiB a range. Slice-sized
+    // ranges (1 MiB) filled the budget beside the body's own response and left growth's
+    // connections no room. A 512 KiB range takes 0.13 s at 4 MB/s: a probe of two segments had
+    // its connections idle for most of its second, found no gain, and ranged mode stayed off.
+    const file = bytes(24 * MiB, 11);
+    const o = await startCappedOrigin([file], { bytesPerSecond: 4_000_000 });
+    origins.push(o);
+    const budgetBytes = 4 * MiB;
+    const ahead = new FetchAhead<OpenedBody>([{ size: file.length, host: 'capped', open: () => fetcher().openBody(`${o.base}/0`, { expectedSize: file.length }) }], (opened) => opened.stream, {
+      concurrency: 4,
+      budgetBytes,
+      hosts: new HostLimits(8),
+      measure: true,
+    });
+    expect(await readThrough(ahead, 1)).toEqual([sha(file)]);
+    // Ranges of the body (a continuation of the main response runs to the last byte).
+    const ranges = o.requests.map((r) => /^bytes=(\d+)-(\d+)$/.exec(r.headers.range ?? '')).filter((m) => m !== null && Number(m[2]) < file.length - 1);
+    expect(ranges.length).toBeGreaterThan(4);
+    expect(Math.max(...ranges.map((m) => Number(m![2]) - Number(m![1]) + 1))).toBeLessThanOrEqual(budgetBytes / 8);
+    expect(o.maxInFlight).toBeLessThanOrEqual(8);
+    expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(budgetBytes);
+  }, 60_000);
+});
+
 describe('an origin answering 429 with Retry-After', () => {
   it('gets no more connections than it had when it refused, and none new before Retry-After', async () => {
     // It serves 3 responses at once and refuses more (Retry-After: 1 s); 40 files of 64 KiB at 2 MB/s each.

@@ -4,9 +4,9 @@
  * connections may bring them faster (a distant origin, or one capping each connection), or not
  * (a busy machine, a saturated link). A probe tells which: the rate at which the body being read
  * arrives is measured for a moment, then the rate at which all the archive's bytes arrive with
- * two more connections (two segments of the body; the bodies ahead read their whole reservations
- * from the probe's start, ahead.ts); only if bytes arrive half as fast again is ranged mode kept
- * on, else the next probe waits (5 s, doubling). Measured where the bytes arrive, not at the
+ * two more connections (segments of the body, one after another on each; the bodies ahead read
+ * their whole reservations from the probe's start, ahead.ts); only if bytes arrive half as fast
+ * again is ranged mode kept on, else the next probe waits (5 s, doubling). Measured where the bytes arrive, not at the
  * consumer: the probe's segments hold bytes the consumer reaches only once the main response has
  * brought its slice, seconds later from a capped origin (docs/engine.md#fetching-ahead). A body
  * read as fast as it arrives (its read-ahead, its whole reservation, fills) turns ranged mode off.
@@ -15,7 +15,10 @@
 /**
  * Ranges of a body fetched on connections of their own last about this long each at the rate
  * one connection brought before the probe: long enough that a request's round trip is little
- * of it, short enough that the connections are still all busy near the end of a body.
+ * of it, short enough that the connections are still all busy near the end of a body. At most
+ * the budget over every connection ranged mode may hold (`maxRangeBytes`): each range is
+ * reserved whole until handed on, and slice-sized ranges (a second at 25 MB/s is more) filled
+ * the budget with the first eight, so growth's connections found no room and were taken back.
  */
 const RANGE_MS = 1000;
 const MIN_RANGE_BYTES = 1024 * 1024;
@@ -61,7 +64,9 @@ interface Probe {
   arrived: number;
   /** Bytes per ms that arrived before the probe's connections (0: being measured). */
   before: number;
+  /** Segments the probe opened, and the archive's connections when it began (it adds PROBE_WIDTH at most). */
   segments: number;
+  connections: number;
   timer: NodeJS.Timeout;
 }
 
@@ -113,8 +118,10 @@ export class RangedMode {
     private readonly host: RangedModeHost,
     /** Connections growth may add at most (the host's cap less the archive's concurrency). */
     private readonly maxExtra = 0,
+    /** The largest range: the budget over the most connections ranged mode may hold. */
+    private readonly maxRangeBytes = slice,
   ) {
-    this.rangeBytes = slice;
+    this.rangeBytes = Math.min(slice, maxRangeBytes);
   }
 
   /** Segments are opened now (a probe's, or ranged mode's). */
@@ -124,7 +131,9 @@ export class RangedMode {
 
   /** Whether one more segment may be opened (a probe adds only PROBE_WIDTH). */
   maySegment(): boolean {
-    return !(this.probe && this.probe.segments >= PROBE_WIDTH);
+    // Connections, not segments: a range may be over well within the probe's second (a slice at
+    // 25 MB/s), and the probe would then measure its two connections idle for most of it.
+    return !(this.probe && this.host.connections() >= this.probe.connections + PROBE_WIDTH);
   }
 
   segmentAdded(): void {
@@ -208,7 +217,7 @@ export class RangedMode {
     this.state = 'measuring';
     const timer = setInterval(() => this.checkProbe(), PROBE_TICK_MS);
     timer.unref();
-    this.probe = { since: performance.now(), arrived: this.host.arrivedInTurn(), before: 0, segments: 0, timer };
+    this.probe = { since: performance.now(), arrived: this.host.arrivedInTurn(), before: 0, segments: 0, connections: 0, timer };
     this.host.leadsChanged(false);
   }
 
@@ -222,8 +231,8 @@ export class RangedMode {
       // that would pass for a rate several connections keep up (and hide the probe's gain).
       const read = this.host.arrivedInTurn() - probe.arrived;
       if (elapsed < PROBE_MIN_MS || (read < this.slice && elapsed < BASELINE_MAX_MS)) return;
-      Object.assign(probe, { since: now, arrived: this.host.arrived(), before: read / elapsed });
-      this.rangeBytes = Math.round(Math.min(this.slice, Math.max(MIN_RANGE_BYTES, probe.before * RANGE_MS)));
+      Object.assign(probe, { since: now, arrived: this.host.arrived(), before: read / elapsed, connections: this.host.connections() });
+      this.rangeBytes = Math.round(Math.min(this.slice, this.maxRangeBytes, Math.max(MIN_RANGE_BYTES, probe.before * RANGE_MS)));
       this.state = 'probing';
       this.host.offerSegments();
       if (probe.segments === 0) {
