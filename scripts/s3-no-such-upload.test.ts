@@ -2,9 +2,6 @@
 // NoSuchUpload, HTTP 404, as S3 documents it for UploadPart, UploadPartCopy,
 // CompleteMultipartUpload, ListParts and AbortMultipartUpload, so a client can tell "start over"
 // from a server fault.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -17,32 +14,23 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from './embedded';
+import type { EmbeddedS3 } from './embedded';
 import { refusal } from '../test/s3-refusal';
+import { startStandInS3, type StandInS3 } from '../test/stand-in-s3';
 
 const Bucket = 'no-such-upload';
-let dir: string;
+let standIn: StandInS3;
 let s3: EmbeddedS3;
 let client: S3Client;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ap-s3-no-such-upload-'));
-  s3 = await startEmbeddedS3(dir, Bucket);
-  client = new S3Client({
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: EMBEDDED_S3_CREDENTIALS,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  standIn = await startStandInS3(Bucket);
+  ({ s3, client } = standIn);
   await client.send(new PutObjectCommand({ Bucket, Key: 'source', Body: Buffer.alloc(1024, 7) }));
 });
 
 afterAll(async () => {
-  client.destroy();
-  await s3.close();
-  rmSync(dir, { recursive: true, force: true });
+  await standIn.close();
 });
 
 /** Every multipart request that names an upload, for upload `UploadId` of `Key`. */

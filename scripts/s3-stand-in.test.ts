@@ -1,9 +1,6 @@
 // The stand-in against S3's documented rules for UploadPartCopy (ranges, source conditions), GetObject's conditions, ListObjectsV2 and CRC32
 // checksums, through the AWS SDK as a real client: what S3 refuses, it refuses the same way.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import {
   CompleteMultipartUploadCommand,
   CreateBucketCommand,
@@ -20,33 +17,24 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { crc32 } from '@ap/zip';
 import { crc32Base64 } from './s3-checksums';
-import { EMBEDDED_S3_CREDENTIALS, startEmbeddedS3, type EmbeddedS3 } from './embedded';
+import type { EmbeddedS3 } from './embedded';
 import { S3_MULTIPART_LIMITS } from './s3-multipart-rules';
 import { refusal } from '../test/s3-refusal';
+import { startStandInS3, type StandInS3 } from '../test/stand-in-s3';
 
 const Bucket = 'stand-in';
 const MIN = S3_MULTIPART_LIMITS.minPartSize;
-let dir: string;
+let standIn: StandInS3;
 let s3: EmbeddedS3;
 let client: S3Client;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ap-s3-stand-in-'));
-  s3 = await startEmbeddedS3(dir, Bucket);
-  client = new S3Client({
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: EMBEDDED_S3_CREDENTIALS,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  standIn = await startStandInS3(Bucket);
+  ({ s3, client } = standIn);
 });
 
 afterAll(async () => {
-  client.destroy();
-  await s3.close();
-  rmSync(dir, { recursive: true, force: true });
+  await standIn.close();
 });
 
 const uniqueKey = (stem: string) => `${stem}-${randomBytes(4).toString('hex')}`;
