@@ -397,5 +397,4 @@ export class FetchAhead<T> {
     for (const slot of this.held.values()) if (slot.taken && slot.body) sum += consumedOf(slot.body);
     return sum;
   }
-
 }
