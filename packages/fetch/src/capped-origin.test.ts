@@ -123,16 +123,47 @@ describe('an origin answering 429 with Retry-After', () => {
     const o = await startCappedOrigin(files, { bytesPerSecond: 2_000_000, refuseAbove: 3 });
     origins.push(o);
     const f = fetcher();
+    const host = new URL(o.base).host;
+    // What the client did, in its own order: the origin alone cannot tell a request sent before
+    // the client read a 429 from one sent after (both arrive after the refusal), so this watches
+    // the one gate every request passes (HostLimits) and the push-backs it was told of.
+    const opens: { at: number; openBefore: number }[] = [];
+    const refusals: { at: number; open: number; retryAfterMs: number }[] = [];
+    let open = 0;
+    const opened = f.hosts.opened.bind(f.hosts);
+    const pushedBack = f.hosts.pushedBack.bind(f.hosts);
+    f.hosts.opened = (h: string) => {
+      const end = opened(h);
+      if (h !== host) return end;
+      opens.push({ at: performance.now(), openBefore: open });
+      open++;
+      let ended = false;
+      return () => {
+        if (!ended) open--;
+        ended = true;
+        end();
+      };
+    };
+    f.hosts.pushedBack = (h: string, retryAfterMs?: number) => {
+      if (h === host) refusals.push({ at: performance.now(), open, retryAfterMs: retryAfterMs ?? 0 });
+      pushedBack(h, retryAfterMs);
+    };
     const ahead = new FetchAhead<OpenedBody>(
-      files.map((file, i) => ({ size: file.length, host: new URL(o.base).host, open: () => f.openBody(`${o.base}/${i}`, { expectedSize: file.length }) })),
+      files.map((file, i) => ({ size: file.length, host, open: () => f.openBody(`${o.base}/${i}`, { expectedSize: file.length }) })),
       (opened) => opened.stream,
       { concurrency: 8, budgetBytes: 64 * MiB, hosts: f.hosts },
     );
     expect(await readThrough(ahead, files.length)).toEqual(files.map(sha));
     expect(o.refusals).toBeGreaterThanOrEqual(1);
-    // While a Retry-After was in force: the first wave's requests (8) at most, not the bodies
-    // ahead opened as the served ones freed their connections.
-    expect(o.requestsWhileRefusing).toBeLessThanOrEqual(8);
+    expect(refusals.length).toBe(o.refusals);
+    expect(refusals.every((r) => r.retryAfterMs === 1000)).toBe(true);
+    // No request opened while a Retry-After was in force.
+    const during = opens.filter((q) => refusals.some((r) => q.at > r.at && q.at < r.at + r.retryAfterMs));
+    expect(during).toEqual([]);
+    // Never more open at once after the first refusal than were open when it came.
+    const first = refusals[0]!;
+    expect(Math.max(0, ...opens.filter((q) => q.at > first.at).map((q) => q.openBefore + 1))).toBeLessThanOrEqual(first.open);
+    expect(opens.length).toBeGreaterThan(files.length);
   }, 60_000);
 });
 

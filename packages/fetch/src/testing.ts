@@ -103,8 +103,6 @@ export interface CappedOrigin extends TestOrigin {
   maxInFlight: number;
   /** 429 answers given. */
   refusals: number;
-  /** Requests that came while a 429's Retry-After (1 s) was in force. */
-  requestsWhileRefusing: number;
 }
 
 export interface CappedOptions {
@@ -121,15 +119,12 @@ export interface CappedOptions {
 export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): Promise<CappedOrigin> {
   const tickMs = 16;
   const perTick = Math.max(1, Math.round((opts.bytesPerSecond * tickMs) / 1000));
-  let refusedAt = -Infinity;
   const o = (await startOrigin((req, res, origin) => {
     const state = origin as CappedOrigin;
     const body = files[Number(req.url!.slice(1))];
     if (!body) return void res.writeHead(404).end();
-    if (performance.now() - refusedAt < 1000) state.requestsWhileRefusing++;
     if (opts.refuseAbove !== undefined && state.inFlight >= opts.refuseAbove) {
       state.refusals++;
-      refusedAt = performance.now();
       return void res.writeHead(429, { 'retry-after': '1' }).end();
     }
     const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', etag: '"capped"' };
@@ -167,6 +162,5 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
   o.inFlight = 0;
   o.maxInFlight = 0;
   o.refusals = 0;
-  o.requestsWhileRefusing = 0;
   return o;
 }
