@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { finishSegments, packSegment, type BinFile, type SegmentedBin } from '@ap/archive';
 import { onePackerZip } from './one-packer-zip';
-import { startNumberedUpload } from '@ap/storage';
+import { partBuffers, startNumberedUpload } from '@ap/storage';
 import { planPackSegments, planZip } from '@ap/zip';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
@@ -84,6 +84,27 @@ describe('a bin packed in segments', () => {
     expect(again).toEqual(first);
     const redone = results.map((r) => (r.index === first.index ? again : r));
     await finishSegments(stack.ctx, bin, { parts: redone.flatMap((r) => r.parts), crcs: redone.flatMap((r) => r.crcs) }, tuning, { signal });
+    expect((await read(bin.key)).equals(await onePackerZip(stack.ctx.fetcher, bin.files as BinFile[], mtime))).toBe(true);
+  });
+
+  it("fills its parts in the process's pooled part buffers, segment after segment and in the finishing step: two in all, given back", async () => {
+    const { bin } = await segmentedBin('pooled', PART * 2);
+    const signal = new AbortController().signal;
+    // The earlier tests' buffers out of the pool (held here), so each one this test uses is counted.
+    const held: Buffer[] = [];
+    while (partBuffers.idleSize >= PART) {
+      const idle = partBuffers.idleSize;
+      held.push(partBuffers.take(PART));
+      if (partBuffers.idleSize === idle) break;
+    }
+    const before = { allocated: partBuffers.allocated, idle: partBuffers.idleSize };
+    const results = [];
+    for (const s of bin.plan.segments) results.push(await packSegment(stack.ctx, bin, s.index, tuning, { signal }));
+    await finishSegments(stack.ctx, bin, { parts: results.flatMap((r) => r.parts), crcs: results.flatMap((r) => r.crcs) }, tuning, { signal });
+    expect(bin.plan.partCount).toBeGreaterThan(4);
+    // One filling while one is sent: buffers taken anew or from the idle ones, at most two.
+    expect(partBuffers.allocated - before.allocated).toBeLessThanOrEqual(2);
+    expect(partBuffers.idleSize - before.idle).toBeGreaterThanOrEqual(2 * PART);
     expect((await read(bin.key)).equals(await onePackerZip(stack.ctx.fetcher, bin.files as BinFile[], mtime))).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 // One ZIP packed by several packers (docs/segments.md): each segment is bytes [start, end) of
 // the bin's planned ZIP, written as its own parts of the bin's one multipart upload; the
 // finishing step writes the parts that need every CRC-32 and completes the upload.
-import { completeNumberedUpload, partSizeFor, putNumberedPart, type ObjectInfo, type UploadedPart } from '@ap/storage';
+import { freeChunk } from '@ap/fetch';
+import { completeNumberedUpload, partBuffers, partSizeFor, putNumberedPart, type ObjectInfo, type UploadedPart } from '@ap/storage';
 import { crc32Combine, partOf, planPackSegments, sliceRange, type CrcCheckpoint, type EntryMac, type PackSegment, type PackSegmentPlan, type ZipLayout } from '@ap/zip';
 import type { CrcStore } from './crc-store';
 import { LayoutReader, layoutInputsOf, type CrcSink } from './layout-reader';
@@ -73,11 +74,18 @@ export async function packSegment(
   const parts: UploadedPart[] = [...stored.filter((p) => p.partNumber >= segment.firstPart && p.partNumber <= segment.lastPart)];
   const slices = sliceRange(layout, segment.start, streamEnd - 1);
   let offset = segment.start;
-  let buffer = Buffer.allocUnsafe(plan.partSize);
+  // Part buffers come from the process's pool and go back once the store answered: a fresh
+  // part-sized buffer per part was garbage only a full GC returned (docs/engine.md#memory).
+  let buffer: Buffer | null = partBuffers.take(plan.partSize);
   let filled = 0;
   let inFlight: Promise<void> | null = null;
   const send = async (partNumber: number, data: Buffer) => {
-    const part = await putNumberedPart(deps.store, bin.key, bin.uploadId, partNumber, data, signal);
+    let part: UploadedPart;
+    try {
+      part = await putNumberedPart(deps.store, bin.key, bin.uploadId, partNumber, data, signal);
+    } finally {
+      partBuffers.give(data);
+    }
     parts.push(part);
     await onPart?.(part);
   };
@@ -88,24 +96,27 @@ export async function packSegment(
       let at = 0;
       while (at < chunk.length) {
         const n = Math.min(chunk.length - at, plan.partSize - filled);
-        chunk.copy(buffer, filled, at, at + n);
+        chunk.copy(buffer!, filled, at, at + n);
         filled += n;
         at += n;
         if (filled < plan.partSize) continue;
         const partNumber = partOf(offset, plan.partSize);
         if (!finishing.has(partNumber) && !done.has(partNumber)) {
           await inFlight;
-          inFlight = send(partNumber, buffer);
+          inFlight = send(partNumber, buffer!);
           // One part in flight while the next fills.
-          buffer = Buffer.allocUnsafe(plan.partSize);
+          buffer = partBuffers.take(plan.partSize);
         }
         offset += plan.partSize;
         filled = 0;
       }
+      // Copied, and not read again: its memory goes back now, not at a full GC.
+      freeChunk(chunk);
     }
     await inFlight;
   } finally {
     await inFlight?.catch(() => undefined);
+    if (buffer) partBuffers.give(buffer);
     await reader.close();
   }
   // A part cut short by the stream's end holds the central directory: the finishing step's.
@@ -138,7 +149,9 @@ export async function finishSegments(
   const reader = new LayoutReader(deps.fetcher, { checkpointEvery: Number.MAX_SAFE_INTEGER, fetchAhead: { concurrency: tuning.fetchConcurrency, budgetBytes: tuning.fetchBudgetBytes } }, NO_CRCS, bin.jobId, layout, inputs, new Map(crcs), signal);
   let next = 0;
   let filled = 0;
-  let buffer = wanted.length > 0 ? Buffer.allocUnsafe(wanted[0]!.end - wanted[0]!.start) : Buffer.alloc(0);
+  // Whole parts in the pool's buffers; the last, shorter one in its own.
+  const take = (size: number) => (size === plan.partSize ? partBuffers.take(size) : Buffer.allocUnsafe(size));
+  let buffer: Buffer | null = wanted.length > 0 ? take(wanted[0]!.end - wanted[0]!.start) : null;
   let inFlight: Promise<void> | null = null;
   try {
     await reader.prepare(slices);
@@ -148,23 +161,27 @@ export async function finishSegments(
         const part = wanted[next];
         if (!part) throw new Error('the finishing parts ran past their last byte');
         const n = Math.min(chunk.length - at, part.end - part.start - filled);
-        chunk.copy(buffer, filled, at, at + n);
+        chunk.copy(buffer!, filled, at, at + n);
         filled += n;
         at += n;
         if (filled < part.end - part.start) continue;
         await inFlight;
-        const data = buffer;
+        const data = buffer!;
         // One part in flight while the next fills.
-        inFlight = putNumberedPart(deps.store, bin.key, bin.uploadId, part.partNumber, data, signal).then((put) => void parts.push(put));
+        inFlight = putNumberedPart(deps.store, bin.key, bin.uploadId, part.partNumber, data, signal)
+          .then((put) => void parts.push(put))
+          .finally(() => data.length === plan.partSize && partBuffers.give(data));
         progress?.add(Math.max(0, part.end - Math.max(part.start, layout.centralOffset)));
         next++;
         filled = 0;
-        if (next < wanted.length) buffer = Buffer.allocUnsafe(wanted[next]!.end - wanted[next]!.start);
+        buffer = next < wanted.length ? take(wanted[next]!.end - wanted[next]!.start) : null;
       }
+      freeChunk(chunk);
     }
     await inFlight;
   } finally {
     await inFlight?.catch(() => undefined);
+    if (buffer?.length === plan.partSize) partBuffers.give(buffer);
     await reader.close();
   }
   if (next !== wanted.length) throw new Error(`the finishing step wrote ${next} of its ${wanted.length} parts`);
