@@ -10,14 +10,11 @@
 import { execFile } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { rmSync, writeFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { writeArchive } from '@ap/archive';
 import { createFetcher } from '@ap/fetch';
 import { fetcherOptions } from '@ap/service-kit';
-import { newZipFile } from '@ap/zip';
 import { firstLine, MBps, ms, spawnTs } from './lib/env';
+import { curlToNull, writeArchiveToNull } from './lib/baselines';
 import { writeResults } from './lib/report';
 import { makeTestCa } from '../packages/fetch/src/testing-tls';
 
@@ -47,39 +44,12 @@ async function stats(): Promise<OriginStats> {
 async function writer(http2: boolean) {
   const fetcher = createFetcher({ ...fetcherOptions({ ALLOW_PRIVATE_URLS: true, FETCH_HTTP2: http2 }), extraCa: [tlsCa.ca] });
   const before = await stats();
-  const zip = newZipFile();
-  let zipBytes = 0;
-  const drained = pipeline(zip.outputStream, new Writable({ write: (c: Buffer, _e, cb) => ((zipBytes += c.length), cb()) }));
-  const t0 = process.hrtime.bigint();
   const cpu0 = process.cpuUsage();
-  await writeArchive(
-    zip,
-    urls.map((url, position) => ({ position, url, filename: null, size: null, entryName: null })),
-    {
-      fetcher,
-      mtime: new Date(),
-      failOnUrlError: true,
-      archiveLimit: Infinity,
-      signal: new AbortController().signal,
-      onBrokenBody: async () => undefined,
-      fetchAhead: { concurrency: CONCURRENCY, budgetBytes: 64 * 1024 * 1024 },
-    },
-  );
-  zip.end();
-  await drained;
-  const took = ms(t0);
+  const { writerMs, zipBytes } = await writeArchiveToNull(urls, fetcher, { concurrency: CONCURRENCY, budgetBytes: 64 * 1024 * 1024 });
   const cpu = process.cpuUsage(cpu0);
   fetcher.close();
   const after = await stats();
-  return { ms: took, cpuS: (cpu.user + cpu.system) / 1e6, zipBytes, requests: after.requests - before.requests, connections: after.connections - before.connections - 1 };
-}
-
-async function curl(http2: boolean): Promise<number> {
-  const config = `/tmp/ap-bench-h2-${process.pid}.curl`;
-  writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
-  const t0 = process.hrtime.bigint();
-  await promisify(execFile)('curl', ['-sS', '--fail', '--cacert', caFile, http2 ? '--http2' : '--http1.1', '--parallel', '--parallel-immediate', '--parallel-max', String(CONCURRENCY), '-K', config]);
-  return ms(t0);
+  return { ms: writerMs, cpuS: (cpu.user + cpu.system) / 1e6, zipBytes, requests: after.requests - before.requests, connections: after.connections - before.connections - 1 };
 }
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -89,7 +59,7 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const http2 of [false, true]) {
       const w = await writer(http2);
-      const curlMs = await curl(http2);
+      const curlMs = await curlToNull(urls, { parallel: CONCURRENCY, args: ['--cacert', caFile, http2 ? '--http2' : '--http1.1'] });
       const run = { round, protocol: http2 ? 'h2' : 'http/1.1', writerS: w.ms / 1000, writerCpuS: w.cpuS, curlS: curlMs / 1000, connections: w.connections, requests: w.requests, load: load() };
       runs.push(run);
       console.log(`round ${round} ${run.protocol.padEnd(8)} writer ${(w.ms / 1000).toFixed(2)} s (${MBps(FILES * BYTES, w.ms)}, CPU ${w.cpuS.toFixed(2)} s, ${w.connections} connections, ${w.requests} requests); curl ${(curlMs / 1000).toFixed(2)} s; load ${run.load}`);

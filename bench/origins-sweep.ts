@@ -11,19 +11,18 @@
 // Each case has about SWEEP_SECONDS of curl's time at 8 connections (files = that many bytes
 // over the size, at least SWEEP_MIN_FILES); a file larger than that is one file, and curl takes
 // it over one connection (1 GiB at 2 MB/s: 9 minutes, hence skipped unless SWEEP_SKIP= ).
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
 import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
 import { cpuSeconds, firstLine, ms, peakRssMiB, resetPeakRss, ROOT, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
 import { describeLoad, sampleOrigin, type OriginLoad } from './lib/origin-stats';
+import { curlToNull } from './lib/baselines';
 import { writeChart, writeResults } from './lib/report';
 
 const KiB = 1024;
@@ -77,14 +76,6 @@ interface Result {
 const results: Result[] = [];
 const MB = (mib: number) => (mib * MiB) / 1e6;
 
-async function curl(urls: string[]): Promise<number> {
-  const file = `/tmp/ap-bench-sweep-${process.pid}.curl`;
-  writeFileSync(file, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
-  const t0 = process.hrtime.bigint();
-  await promisify(execFile)('curl', ['-sS', '--no-progress-meter', '--fail', '--parallel', '--parallel-immediate', '--parallel-max', '8', '-K', file]);
-  return ms(t0);
-}
-
 try {
   const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1' });
   children.push(...services);
@@ -115,7 +106,7 @@ try {
       const pids = { origin: originPids.get(rate)!, packer: packer.pid!, api: api.pid!, s3: bench.s3Pid };
       const curlLoad = await sampleOrigin(originUrl);
       let traced = traceCpu(pids);
-      const curlMs = await curl(urls);
+      const curlMs = await curlToNull(urls, { parallel: 8 });
       const curlSampled = await curlLoad.stop();
       traced(`${label(size)} @ ${rate} curl`, curlSampled, curlMs);
       const curlConnections = curlSampled.meanOpen;

@@ -19,23 +19,20 @@
 //   pnpm bench:origins   (SMALL_FILES=2000 SMALL_KIB=256 BIG_FILES=8 BIG_MIB=256 CONCURRENCY=8,1
 //                         FILE_COUNTS=100,300,1000 FILE_KIB=64
 //                         ONLY=1|2|3 LATENCY_MS=40 RATE_MBPS=25 to change)
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { createFetcher, freeChunk, type FetchAhead } from '@ap/fetch';
-import { writeArchive } from '@ap/archive';
+import { createFetcher, freeChunk } from '@ap/fetch';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
-import { newZipFile } from '@ap/zip';
 import { firstLine, MBps, ms, peakRssMiB, rate, resetPeakRss, rssFigure, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
 import { describeLoad, sampleOrigin } from './lib/origin-stats';
+import { curlToNull, writeArchiveToNull } from './lib/baselines';
 import { sampleRss, writeChart, writeResults } from './lib/report';
 import type { Series } from './lib/svg';
 
@@ -110,41 +107,6 @@ if (!ONLY || ONLY.includes('1'))
 if (!ONLY || ONLY.includes('2'))
   cases.push({ label: `(2) ${BIG_FILES} files x ${BIG_BYTES / MiB} MiB`, urls: Array.from({ length: BIG_FILES }, (_, i) => `${origin.url}/blob/${BIG_BYTES}/${1000 + i}/b${i}.bin`), bytes: BIG_FILES * BIG_BYTES });
 
-/** curl into /dev/null: in parallel (8 at once) or one after another; the ms it took (not blocking: the origin is sampled meanwhile). */
-async function curl(urls: string[], parallel: boolean): Promise<number> {
-  const config = `/tmp/ap-bench-origins-${process.pid}.curl`;
-  writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
-  const t0 = process.hrtime.bigint();
-  await promisify(execFile)('curl', ['-sS', '--no-progress-meter', '--fail', ...(parallel ? ['--parallel', '--parallel-immediate', '--parallel-max', '8'] : []), '-K', config]);
-  return ms(t0);
-}
-
-/** The packer's archive writer over `urls` into a null sink (names and sizes unknown, as for a single ZIP). */
-async function timeWriter(urls: string[], concurrency: number, fetcher: ReturnType<typeof createFetcher>) {
-  let ahead: FetchAhead<unknown> | null = null;
-  const zip = newZipFile();
-  let zipBytes = 0;
-  const drained = pipeline(zip.outputStream, new Writable({ write: (ch: Buffer, _e, cb) => ((zipBytes += ch.length), cb()) }));
-  const t0 = process.hrtime.bigint();
-  await writeArchive(
-    zip,
-    urls.map((url, position) => ({ position, url, filename: null, size: null, entryName: null })),
-    {
-      fetcher,
-      mtime: new Date(),
-      failOnUrlError: true,
-      archiveLimit: Infinity,
-      signal: new AbortController().signal,
-      onBrokenBody: async () => undefined,
-      fetchAhead: { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true },
-      onFetchAhead: (a) => (ahead = a as FetchAhead<unknown>),
-    },
-  );
-  zip.end();
-  await drained;
-  return { writerMs: ms(t0), zipBytes, peakBuffered: (ahead as FetchAhead<unknown> | null)?.peakBufferedBytes ?? 0 };
-}
-
 /** Reads a URL to the end into nothing; the byte count. */
 function drain(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -185,12 +147,12 @@ try {
 
     for (const c of cases) {
       const curlLoad = await sampleOrigin(origin.url);
-      const parallelMs = await curl(c.urls, true);
+      const parallelMs = await curlToNull(c.urls, { parallel: 8 });
       const curlConnections = await curlLoad.stop();
-      const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? await curl(c.urls, false) : null;
+      const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? await curlToNull(c.urls, { parallel: null }) : null;
 
       const writerLoad = await sampleOrigin(origin.url);
-      const { writerMs, zipBytes, peakBuffered } = await timeWriter(c.urls, concurrency, fetcher);
+      const { writerMs, zipBytes, peakBuffered } = await writeArchiveToNull(c.urls, fetcher, { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true });
       const writerConnections = await writerLoad.stop();
 
       // The stream job is prepared first, untimed: the stored job is then not a fresh API's
@@ -286,9 +248,9 @@ try {
     const fetcher = createFetcher(fetcherOptions(config));
     for (const files of FILE_COUNTS) {
       const urls = Array.from({ length: files }, (_, i) => `${origin.url}/blob/${FILE_BYTES}/${5000 + i}/n${i}.bin`);
-      const curlParallelS = (await curl(urls, true)) / 1000;
+      const curlParallelS = (await curlToNull(urls, { parallel: 8 })) / 1000;
       for (const concurrency of CONCURRENCIES) {
-        const writerS = (await timeWriter(urls, concurrency, fetcher)).writerMs / 1000;
+        const writerS = (await writeArchiveToNull(urls, fetcher, { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true })).writerMs / 1000;
         fileCounts.push({ files, concurrency, writerS, curlParallelS });
         console.log(`(3) ${files} files x ${FILE_BYTES / KiB} KiB, fetch concurrency ${concurrency}: writer ${writerS.toFixed(1)} s, curl --parallel-max 8 ${curlParallelS.toFixed(1)} s`);
       }
