@@ -9,7 +9,7 @@ import { spawnService } from '../scripts/services';
 import { call, createUser, download, until, waitForJob } from './helpers';
 import { bytesOf, sha256 } from './origin';
 import { startGatedOrigin } from './gated-origin';
-import { startStack, type Stack } from './stack';
+import { RESCUE_STALLED_CHECK_MS, startStack, type Stack } from './stack';
 
 const MB = 1_000_000;
 const PASSWORD = 'stored-resume-password';
@@ -42,7 +42,7 @@ it('a resumed AES bin whose cut entry changed in its stored prefix is packed aga
     bodies[1]!.fill(0x5a, 100, 200);
     gated.open();
 
-    const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX });
+    const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX }, { stalledCheckMs: RESCUE_STALLED_CHECK_MS });
     try {
       const job = await waitForJob(rescue.url, key, jobId, ['completed', 'failed'], 90_000);
       expect(job.status).toBe('completed');

@@ -10,7 +10,7 @@ import { spawnService } from '../scripts/services';
 import { call, createUser, download, until, waitForJob } from './helpers';
 import { bytesOf } from './origin';
 import { startGatedOrigin } from './gated-origin';
-import { startStack, type Stack } from './stack';
+import { RESCUE_STALLED_CHECK_MS, startStack, type Stack } from './stack';
 import { endChild } from './private-redis';
 
 const MB = 1_000_000;
@@ -69,7 +69,7 @@ it.each([
     const before = served(0);
     gated.open();
 
-    const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX });
+    const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX }, { stalledCheckMs: RESCUE_STALLED_CHECK_MS });
     try {
       const job = await waitForJob(rescue.url, key, jobId, ['completed', 'failed'], 90_000);
       expect(job.status).toBe('completed');

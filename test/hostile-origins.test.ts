@@ -31,6 +31,9 @@ beforeAll(async () => {
     S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey,
     // 16 KiB per 1.5 s instead of per 30 s: the same rule, in test time.
     FETCH_MIN_RATE_WINDOW_MS: '1500',
+    // A lease renewed every 2 s instead of every 10 s: a packer sees a cancel (at its next
+    // renewal) well within the time the fail-fast case waits for its upload to go.
+    WORKER_LOCK_MS: '6000',
   });
   origin = await startOrigin();
   // One byte a second, for ever, with a declared length (so each cut is continued by range, and retried).

@@ -22,9 +22,15 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** A packer worker on the stack's queues, packing up to `slots` bins at once. */
-export function startPackerWorker(ctx: Stack['ctx'], slots: number): Worker {
-  return createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: slots, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log });
+/**
+ * The stalled check of a stack started to take over a killed packer's bins: the bin comes back
+ * once the dead packer's lock lapses, not up to two check intervals later.
+ */
+export const RESCUE_STALLED_CHECK_MS = 250;
+
+/** A packer worker on the stack's queues, packing up to `slots` bins at once; stalled work looked for every `stalledCheckMs` (default: the lock's length). */
+export function startPackerWorker(ctx: Stack['ctx'], slots: number, stalledCheckMs = ctx.config.WORKER_LOCK_MS): Worker {
+  return createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: slots, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: stalledCheckMs, log: ctx.log });
 }
 
 export async function startStack(
@@ -36,6 +42,12 @@ export async function startStack(
     app?: AppOptions;
     /** The fetcher the API and workers use instead of the config's (one trusting a test CA); closed with the stack. */
     fetcher?: Fetcher;
+    /**
+     * How often the packer worker looks for work whose holder died (BullMQ's stalledInterval);
+     * default: the lock's length. A job is taken back only once its lock has lapsed, however
+     * often it is looked for, so a rescue may look more often and take a dead packer's bin sooner.
+     */
+    stalledCheckMs?: number;
   } = {},
 ): Promise<Stack> {
   const server = http.createServer();
@@ -58,7 +70,7 @@ export async function startStack(
   const workers: Worker[] = [];
   if (options.workers !== false) {
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));
-    workers.push(startPackerWorker(ctx, 2));
+    workers.push(startPackerWorker(ctx, 2, options.stalledCheckMs));
   }
   const closers: (() => Promise<void>)[] = [];
   if (options.webhooks ?? options.workers !== false) {

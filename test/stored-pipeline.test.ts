@@ -219,11 +219,12 @@ describe('downloads', () => {
 });
 
 describe('auto-split', () => {
-  // Sizes chosen so that the strategies differ: preserve-order -> [A] [B] [C, D]; ffd -> [B, D] [A, C].
-  const A = bytesOf(31, 30 * MB);
-  const B = bytesOf(32, 80 * MB);
-  const C = bytesOf(33, 60 * MB);
-  const D = bytesOf(34, 20 * MB);
+  // Sizes chosen so that the strategies differ: preserve-order -> [A] [B] [C, D]; ffd -> [B, D] [A, C]
+  // (A + B and B + C over the cap, B + D under it by ~3 MB), in as few bytes as that takes.
+  const A = bytesOf(31, 10 * MB);
+  const B = bytesOf(32, 97 * MB);
+  const C = bytesOf(33, 12 * MB);
+  const D = bytesOf(34, 5 * MB);
   let files: { url: string; filename: string }[];
   beforeAll(() => {
     files = [

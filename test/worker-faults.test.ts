@@ -12,7 +12,7 @@ import { closeFaultSuite, postJob, startFaultSuite, until, CAP, MB, type FaultSu
 import { call, download, waitForJob } from './helpers';
 import { bytesOf, sha256, type Origin } from './origin';
 import { writeOriginHead } from './origin-range';
-import { startStack, type Stack } from './stack';
+import { RESCUE_STALLED_CHECK_MS, startStack, type Stack } from './stack';
 import { readZip } from './zip-readers';
 import { endChild } from './private-redis';
 
@@ -82,7 +82,7 @@ describe('worker faults', () => {
       const midway = (await call(noWorkers.url, 'GET', `/jobs/${jobId}`, { key })).body.job;
       expect(midway.status).toBe('processing');
 
-      const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX });
+      const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX }, { stalledCheckMs: RESCUE_STALLED_CHECK_MS });
       try {
         const job = await waitForJob(rescue.url, key, jobId, ['completed', 'failed'], 60_000);
         expect(job.status).toBe('completed');
@@ -161,7 +161,7 @@ describe('worker faults', () => {
       gateOpen = true;
       for (const release of held) release();
 
-      const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX });
+      const rescue = await startStack({ WORKER_LOCK_MS: '2000', REDIS_PREFIX: noWorkers.ctx.config.REDIS_PREFIX }, { stalledCheckMs: RESCUE_STALLED_CHECK_MS });
       try {
         const job = await waitForJob(rescue.url, key, jobId, ['completed', 'failed'], 60_000);
         expect(job.status).toBe('completed');
