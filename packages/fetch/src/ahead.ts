@@ -123,7 +123,8 @@ export class FetchAhead<T> {
     const slot = this.slots.get(index)!;
     slot.taken = true;
     // Asked for ahead and still unanswered: a round trip, not the budget, keeps the consumer waiting.
-    if (askedAhead && slot.body === null && !slot.released) this.mode.waitedForBody();    if (slot.partial && !slot.released && slot.body instanceof BodyStream) slot.body.readAhead = this.leadOf(slot);
+    if (askedAhead && slot.body === null && !slot.released) this.mode.waitedForBody();
+    if (slot.partial && !slot.released && slot.body instanceof BodyStream) slot.body.readAhead = this.leadOf(slot);
     return slot.opening.finally(() => {
       this.slots.delete(index);
       this.pump();
@@ -200,6 +201,7 @@ export class FetchAhead<T> {
    * after it get ranges of their bytes not yet asked for (a few MiB each: ranged-mode.ts
    * `rangeBytes`), while connections and budget allow; the first may take them from bodies
    * further ahead. So the connections stay busy whatever the budget holds of a large body.
+   * Once every body has been opened, the bodies after those two are split too, in order.
    */
   private offerSegments(): void {
     if (!this.mode.segmentsWanted || this.closed) return;
@@ -210,7 +212,9 @@ export class FetchAhead<T> {
       const last = index === this.items.length - 1;
       let range = this.mode.rangeBytes;
       const full = () => this.busy >= this.concurrency + this.mode.extra || this.reserved + range > this.budgetBytes || !this.sharedFits(range) || !this.hostRoom(index);
-      if (considered >= 2) return;
+      // Once every body has been opened, any of them still arriving is split (the end game): the
+      // connections the first ones free are not left idle while the later ones come over one each.
+      if (considered >= 2 && this.nextOpen < this.items.length) return;
       if (slot.released) continue;
       const body = slot.body;
       if (!(body instanceof BodyStream)) {

@@ -116,6 +116,41 @@ describe('a per-connection capped origin, ranges well within a second', () => {
   }, 60_000);
 });
 
+describe('a per-connection capped origin, the archive\'s last bodies', () => {
+  it('splits bodies beyond the next two once every body has been opened (the end game), and their bytes come out whole and in order', async () => {
+    // 8 files of 3.5 MiB at 1 MB/s per connection, 4 connections and growth to 8: the bodies
+    // opened last would otherwise come over one connection each while those read first free theirs.
+    const files = Array.from({ length: 8 }, (_, i) => bytes(3.5 * MiB + i, 50 + i));
+    const o = await startCappedOrigin(files, { bytesPerSecond: 1_000_000 });
+    origins.push(o);
+    // Room for every body whole (28 MiB) and a few ranges beside them.
+    const budgetBytes = 32 * MiB;
+    const f = fetcher();
+    const ahead = new FetchAhead<OpenedBody>(
+      files.map((file, i) => ({ size: file.length, host: 'capped', open: () => f.openBody(`${o.base}/${i}`, { expectedSize: file.length }) })),
+      (opened) => opened.stream,
+      { concurrency: 4, budgetBytes, hosts: new HostLimits(8), measure: true },
+    );
+    const rangesOf = (index: number) => o.requests.filter((r) => r.url === `/${index}` && r.headers.range !== undefined).length;
+    // When the consumer takes body i, ranges asked for bodies i + 2 and later: before the end
+    // game only the body being read and the next one are split, so none.
+    let splitBeyondNextTwo = 0;
+    const hashes: string[] = [];
+    for (let i = 0; i < files.length; i++) {
+      const body = await ahead.take(i);
+      for (let j = i + 2; j < files.length; j++) splitBeyondNextTwo += rangesOf(j);
+      const hash = createHash('sha256');
+      for await (const chunk of body.stream) hash.update(chunk as Buffer);
+      hashes.push(hash.digest('hex'));
+    }
+    ahead.close();
+    expect(hashes).toEqual(files.map(sha));
+    expect(splitBeyondNextTwo).toBeGreaterThan(0);
+    expect(o.maxInFlight).toBeLessThanOrEqual(8);
+    expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(budgetBytes);
+  }, 60_000);
+});
+
 describe('an origin answering 429 with Retry-After', () => {
   it('gets no more connections than it had when it refused, and none new before Retry-After', async () => {
     // It serves 3 responses at once and refuses more (Retry-After: 1 s); 40 files of 64 KiB at 2 MB/s each.
