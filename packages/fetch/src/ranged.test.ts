@@ -318,11 +318,15 @@ describe('ranged mode stays off', () => {
   it('when two more connections bring the bytes no faster (a pace shared by every connection)', async () => {
     // 16 KiB per 10 ms: slow enough that a loaded machine's late timers and busy core do not
     // decide the probe (at 4 ms a loaded run found no gain where each connection had its own pace).
-    const file = bytes(32 * SLICE, 31);
+    // Slices of 512 KiB: the rate before the probe is measured until one has come (0.3 s); with
+    // the suite's 128 KiB slices that was 0.1 s, which one pause of a loaded run halved, and the
+    // probe found a gain from the shared pace (29 segments, in CI).
+    const budgetBytes = 4 * BUDGET;
+    const file = bytes(64 * SLICE, 31);
     const segmentsFrom = async (sharedPace: boolean) => {
       const o = await pacedOrigin([file], { pieceMs: 10, sharedPace, etag: true });
-      const ahead = aheadOver(fetcher(), o.base, [file], { concurrency: CONCURRENCY, budgetBytes: BUDGET });
-      const { bytes: got, error } = await readBody(ahead, (await ahead.take(0)).stream, BUDGET);
+      const ahead = aheadOver(fetcher(), o.base, [file], { concurrency: CONCURRENCY, budgetBytes });
+      const { bytes: got, error } = await readBody(ahead, (await ahead.take(0)).stream, budgetBytes);
       expect(error).toBeNull();
       expect(got.equals(file)).toBe(true);
       ahead.close();
@@ -331,11 +335,12 @@ describe('ranged mode stays off', () => {
     };
     // Each connection paced on its own: the probe's two connections bring more, and ranged mode stays on.
     const own = await segmentsFrom(false);
-    // One pace for all: what the probe's two connections take in its second (a segment a
-    // quarter of a second each at a third of the pace), and no more (the next probe waits 5 s).
+    // One pace for all: what the probe's two connections take in its second (segments of about
+    // a second each at a third of the pace, two or three per connection as one ends and the next
+    // opens), and no more (the next probe waits 5 s, past the file's end). Own pace: 13.
     const shared = await segmentsFrom(true);
-    expect(own).toBeGreaterThan(12);
-    expect(shared).toBeLessThanOrEqual(8);
+    expect(own).toBeGreaterThan(8);
+    expect(shared).toBeLessThanOrEqual(6);
   });
 
   it('for a body of unknown length (chunked), which cannot be split', async () => {
