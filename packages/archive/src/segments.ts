@@ -151,6 +151,9 @@ export async function finishSegments(
   let filled = 0;
   // Whole parts in the pool's buffers; the last, shorter one in its own.
   const take = (size: number) => (size === plan.partSize ? partBuffers.take(size) : Buffer.allocUnsafe(size));
+  const giveBack = (data: Buffer) => {
+    if (data.length === plan.partSize) partBuffers.give(data);
+  };
   let buffer: Buffer | null = wanted.length > 0 ? take(wanted[0]!.end - wanted[0]!.start) : null;
   let inFlight: Promise<void> | null = null;
   try {
@@ -170,7 +173,7 @@ export async function finishSegments(
         // One part in flight while the next fills.
         inFlight = putNumberedPart(deps.store, bin.key, bin.uploadId, part.partNumber, data, signal)
           .then((put) => void parts.push(put))
-          .finally(() => data.length === plan.partSize && partBuffers.give(data));
+          .finally(() => giveBack(data));
         progress?.add(Math.max(0, part.end - Math.max(part.start, layout.centralOffset)));
         next++;
         filled = 0;
@@ -181,7 +184,7 @@ export async function finishSegments(
     await inFlight;
   } finally {
     await inFlight?.catch(() => undefined);
-    if (buffer?.length === plan.partSize) partBuffers.give(buffer);
+    if (buffer) giveBack(buffer);
     await reader.close();
   }
   if (next !== wanted.length) throw new Error(`the finishing step wrote ${next} of its ${wanted.length} parts`);
