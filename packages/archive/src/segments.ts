@@ -2,7 +2,7 @@
 // the bin's planned ZIP, written as its own parts of the bin's one multipart upload; the
 // finishing step writes the parts that need every CRC-32 and completes the upload.
 import { freeChunk } from '@ap/fetch';
-import { completeNumberedUpload, partBuffers, partSizeFor, putNumberedPart, type ObjectInfo, type UploadedPart } from '@ap/storage';
+import { completeNumberedUpload, partSizeFor, putNumberedPart, sendPartsOf, type ObjectInfo, type UploadedPart } from '@ap/storage';
 import { crc32Combine, partOf, planPackSegments, sliceRange, type CrcCheckpoint, type EntryMac, type PackSegment, type PackSegmentPlan, type ZipLayout } from '@ap/zip';
 import type { CrcStore } from './crc-store';
 import { LayoutReader, layoutInputsOf, type CrcSink } from './layout-reader';
@@ -73,54 +73,22 @@ export async function packSegment(
   const done = new Set(stored.map((p) => p.partNumber));
   const parts: UploadedPart[] = [...stored.filter((p) => p.partNumber >= segment.firstPart && p.partNumber <= segment.lastPart)];
   const slices = sliceRange(layout, segment.start, streamEnd - 1);
-  let offset = segment.start;
-  // Part buffers come from the process's pool and go back once the store answered: a fresh
-  // part-sized buffer per part was garbage only a full GC returned (docs/engine.md#memory).
-  let buffer: Buffer | null = partBuffers.take(plan.partSize);
-  let filled = 0;
-  let inFlight: Promise<void> | null = null;
-  const send = async (partNumber: number, data: Buffer) => {
-    let part: UploadedPart;
-    try {
-      part = await putNumberedPart(deps.store, bin.key, bin.uploadId, partNumber, data, signal);
-    } finally {
-      partBuffers.give(data);
-    }
-    parts.push(part);
-    await onPart?.(part);
-  };
   try {
     await reader.prepare(slices);
-    for await (const chunk of reader.bytes(slices)) {
-      progress?.add(chunk.length);
-      let at = 0;
-      while (at < chunk.length) {
-        const n = Math.min(chunk.length - at, plan.partSize - filled);
-        chunk.copy(buffer!, filled, at, at + n);
-        filled += n;
-        at += n;
-        if (filled < plan.partSize) continue;
-        const partNumber = partOf(offset, plan.partSize);
-        if (!finishing.has(partNumber) && !done.has(partNumber)) {
-          await inFlight;
-          inFlight = send(partNumber, buffer!);
-          // One part in flight while the next fills.
-          buffer = partBuffers.take(plan.partSize);
-        }
-        offset += plan.partSize;
-        filled = 0;
-      }
-      // Copied, and not read again: its memory goes back now, not at a full GC.
-      freeChunk(chunk);
-    }
-    await inFlight;
+    // Copied into part buffers and not read again: each chunk's memory goes back then, not at a full GC.
+    await sendPartsOf(counted(reader.bytes(slices), progress), plan.partSize, async (i, data) => {
+      const partNumber = partOf(segment.start, plan.partSize) + i;
+      if (finishing.has(partNumber)) return;
+      // A part cut short by the stream's end holds the central directory: the finishing step's.
+      if (data.length < plan.partSize) throw new Error(`segment ${index} ended inside part ${partNumber}`);
+      if (done.has(partNumber)) return;
+      const part = await putNumberedPart(deps.store, bin.key, bin.uploadId, partNumber, data, signal);
+      parts.push(part);
+      await onPart?.(part);
+    }, { freeWrittenChunk: freeChunk });
   } finally {
-    await inFlight?.catch(() => undefined);
-    if (buffer) partBuffers.give(buffer);
     await reader.close();
   }
-  // A part cut short by the stream's end holds the central directory: the finishing step's.
-  if (filled > 0 && !finishing.has(partOf(offset, plan.partSize))) throw new Error(`segment ${index} ended inside part ${partOf(offset, plan.partSize)}`);
   return { index, parts: parts.sort((a, b) => a.partNumber - b.partNumber), crcs: tally.partials() };
 }
 
@@ -147,47 +115,19 @@ export async function finishSegments(
   const wanted = plan.finishingParts.map((partNumber) => ({ partNumber, start: (partNumber - 1) * plan.partSize, end: Math.min(partNumber * plan.partSize, layout.totalSize) }));
   const slices = contiguousRuns(plan.finishingParts).flatMap((run) => sliceRange(layout, (run[0]! - 1) * plan.partSize, Math.min(run[run.length - 1]! * plan.partSize, layout.totalSize) - 1));
   const reader = new LayoutReader(deps.fetcher, { checkpointEvery: Number.MAX_SAFE_INTEGER, fetchAhead: { concurrency: tuning.fetchConcurrency, budgetBytes: tuning.fetchBudgetBytes } }, NO_CRCS, bin.jobId, layout, inputs, new Map(crcs), signal);
-  let next = 0;
-  let filled = 0;
-  // Whole parts in the pool's buffers; the last, shorter one in its own.
-  const take = (size: number) => (size === plan.partSize ? partBuffers.take(size) : Buffer.allocUnsafe(size));
-  const giveBack = (data: Buffer) => {
-    if (data.length === plan.partSize) partBuffers.give(data);
-  };
-  let buffer: Buffer | null = wanted.length > 0 ? take(wanted[0]!.end - wanted[0]!.start) : null;
-  let inFlight: Promise<void> | null = null;
+  let written = 0;
   try {
     await reader.prepare(slices);
-    for await (const chunk of reader.bytes(slices)) {
-      let at = 0;
-      while (at < chunk.length) {
-        const part = wanted[next];
-        if (!part) throw new Error('the finishing parts ran past their last byte');
-        const n = Math.min(chunk.length - at, part.end - part.start - filled);
-        chunk.copy(buffer!, filled, at, at + n);
-        filled += n;
-        at += n;
-        if (filled < part.end - part.start) continue;
-        await inFlight;
-        const data = buffer!;
-        // One part in flight while the next fills.
-        inFlight = putNumberedPart(deps.store, bin.key, bin.uploadId, part.partNumber, data, signal)
-          .then((put) => void parts.push(put))
-          .finally(() => giveBack(data));
-        progress?.add(Math.max(0, part.end - Math.max(part.start, layout.centralOffset)));
-        next++;
-        filled = 0;
-        buffer = next < wanted.length ? take(wanted[next]!.end - wanted[next]!.start) : null;
-      }
-      freeChunk(chunk);
-    }
-    await inFlight;
+    written = await sendPartsOf(reader.bytes(slices), plan.partSize, async (i, data) => {
+      const part = wanted[i];
+      if (!part || data.length !== part.end - part.start) throw new Error(`the finishing parts' bytes do not end where part ${part?.partNumber ?? i + 1} ends`);
+      parts.push(await putNumberedPart(deps.store, bin.key, bin.uploadId, part.partNumber, data, signal));
+      progress?.add(Math.max(0, part.end - Math.max(part.start, layout.centralOffset)));
+    }, { freeWrittenChunk: freeChunk });
   } finally {
-    await inFlight?.catch(() => undefined);
-    if (buffer) giveBack(buffer);
     await reader.close();
   }
-  if (next !== wanted.length) throw new Error(`the finishing step wrote ${next} of its ${wanted.length} parts`);
+  if (written !== wanted.length) throw new Error(`the finishing step wrote ${written} of its ${wanted.length} parts`);
   const numbers = new Set(parts.map((p) => p.partNumber));
   if (numbers.size !== plan.partCount) throw new Error(`segmented upload has ${numbers.size} of its ${plan.partCount} parts`);
   return completeNumberedUpload(deps.store, bin.key, bin.uploadId, parts);
@@ -220,6 +160,14 @@ export function crcFromStart(pieces: readonly PartialCrc[]): { crc: number; cove
     covered = p.to;
   }
   return { crc: crc >>> 0, covered };
+}
+
+/** The chunks as they are, each counted in the bin's progress as it passes. */
+async function* counted(chunks: AsyncIterable<Buffer>, progress: ProgressReport | undefined): AsyncIterable<Buffer> {
+  for await (const chunk of chunks) {
+    progress?.add(chunk.length);
+    yield chunk;
+  }
 }
 
 function contiguousRuns(parts: readonly number[]): number[][] {

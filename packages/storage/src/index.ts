@@ -16,14 +16,14 @@ import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { PartCutter, partBuffers, releasePart } from './parts';
+import { PART_BUFFERS, PARTS_IN_FLIGHT, PartCutter, partBuffers, releasePart, sendPartsOf } from './parts';
 import type { ObjectInfo, UploadedPart } from './object-types';
 export type { ObjectInfo, UploadedPart } from './object-types';
 import { assembleObject, quotedEtag, type AssemblyPart, type ObjectChecksum, type ObjectRef } from './assembly';
 export type { AssemblyPart, ObjectChecksum, ObjectRef } from './assembly';
 export { quotedEtag } from './assembly';
 
-export { PartBufferPool, PartCutter, partBuffers, releasePart } from './parts';
+export { PartBufferPool, PartCutter, partBufferBytes, partBuffers, releasePart, sendPartsOf } from './parts';
 export { completeNumberedUpload, putNumberedPart, startNumberedUpload } from './numbered-parts';
 
 export interface StorageConfig {
@@ -135,19 +135,6 @@ export function partSizeFor(maxBytes: number): number {
   return Math.max(MIN_PART_SIZE, Math.ceil(maxBytes / (MAX_PARTS - 100) / 1024 / 1024) * 1024 * 1024);
 }
 
-/** Parts in flight at once. */
-const PARTS_IN_FLIGHT = 2;
-/**
- * Part buffers an upload holds: one part goes up while the next fills, and both go up at once
- * when the source is ahead. A packer's memory is these two parts per bin, whatever its size
- * (a third, filling while two are in flight, measured no faster into s3rver and cost a part
- * more of memory per bin: bench/README.md).
- */
-const PART_BUFFERS = 2;
-
-/** Memory an upload of this part size holds in part buffers, at most (`upload`, `resumeUpload`). */
-export const partBufferBytes = (partSize: number): number => PART_BUFFERS * partSize;
-
 export function createObjectStore(config: StorageConfig): ObjectStore {
   const client = createS3Client(config);
   const Bucket = config.bucket;
@@ -214,9 +201,9 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
         if (err.name === 'NoSuchUpload' || err.$metadata?.httpStatusCode === 404) throw refused(UploadId, err);
       });
       const parts = options.stored.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag }));
-      const inFlight = new Set<Promise<void>>();
-      let failure: unknown = null;
-      const send = async (partNumber: number, data: Buffer) => {
+      // The same part cutting as a fresh upload, sent part by part after the stored ones.
+      await sendPartsOf(Readable.from(options.body, { objectMode: false }), partSize, async (index, data) => {
+        const partNumber = options.stored.length + index + 1;
         try {
           const out = await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: partNumber, Body: data, ContentLength: data.length }), {
             abortSignal: options.signal,
@@ -225,28 +212,9 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
           parts.push({ PartNumber: partNumber, ETag: part.etag });
           await options.onPart?.(part);
         } catch (err) {
-          failure ??= options.signal?.aborted ? err : refused(UploadId, err);
+          throw options.signal?.aborted ? err : refused(UploadId, err);
         }
-      };
-      // The same part cutting as a fresh upload, sent part by part after the stored ones.
-      const cutter = new PartCutter(partSize, PART_BUFFERS);
-      const feeding = pipeline(Readable.from(options.body, { objectMode: false }), cutter);
-      feeding.catch(() => undefined); // awaited below; handled meanwhile, as in upload()
-      let partNumber = options.stored.length;
-      try {
-        for await (const data of cutter as AsyncIterable<Buffer>) {
-          const p = send(++partNumber, data).finally(() => inFlight.delete(p));
-          inFlight.add(p);
-          if (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
-          if (failure) break;
-        }
-        if (!failure) await feeding;
-      } finally {
-        cutter.destroy();
-        await feeding.catch(() => undefined);
-        await Promise.all(inFlight);
-      }
-      if (failure) throw failure;
+      });
       parts.sort((a, b) => a.PartNumber - b.PartNumber);
       try {
         const done = await client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));

@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from '@jest/globals';
-import { PartBufferPool, PartCutter, releasePart } from './parts';
+import { PartBufferPool, PartCutter, releasePart, sendPartsOf } from './parts';
 
 const KiB = 1024;
 
@@ -193,5 +193,82 @@ describe('PartBufferPool', () => {
     expect(() => releasePart(Buffer.alloc(10))).not.toThrow();
     expect(() => releasePart('text')).not.toThrow();
     expect(() => releasePart(undefined)).not.toThrow();
+  });
+});
+
+describe('sendPartsOf', () => {
+  const partSize = 16 * KiB;
+  /** `size` bytes as chunks of random sizes, each a fresh copy (as a socket read is). */
+  const chunksOf = (data: Buffer) => {
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < data.length; ) {
+      const n = Math.min(data.length - at, randomInt(1, partSize * 2));
+      chunks.push(Buffer.from(data.subarray(at, at + n)));
+      at += n;
+    }
+    return chunks;
+  };
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  it('hands every part to send in order, by index, in two buffers in all, passed-over parts too', async () => {
+    const data = randomBytes(11 * partSize + 123);
+    const pool = new PartBufferPool(1024 * KiB);
+    const seen = new Map<number, Buffer>();
+    const count = await sendPartsOf(Readable.from(chunksOf(data)), partSize, async (index, part) => {
+      // Every third part is passed over (a part another writer stores): its buffer comes back all the same.
+      if (index % 3 === 1) return;
+      await tick();
+      seen.set(index, Buffer.from(part));
+    }, { pool });
+    expect(count).toBe(12);
+    for (const [index, part] of seen) expect(part.equals(data.subarray(index * partSize, (index + 1) * partSize))).toBe(true);
+    expect(seen.get(11)!.length).toBe(123);
+    expect(pool.allocated).toBe(2);
+    expect(pool.idleSize).toBe(2 * partSize);
+  });
+
+  it("keeps a part's buffer until its send settles, whatever the store's client releases", async () => {
+    const data = randomBytes(8 * partSize);
+    const pool = new PartBufferPool(1024 * KiB);
+    const sent: Buffer[] = [];
+    await sendPartsOf(Readable.from(chunksOf(data)), partSize, async (_index, part) => {
+      // The store's client gives a part back once it has answered (releasePart); the send then
+      // goes on with the part (records it) before it settles: the bytes must not change meanwhile.
+      releasePart(part);
+      await tick();
+      await tick();
+      sent.push(Buffer.from(part));
+    }, { pool });
+    expect(Buffer.concat(sent).equals(data)).toBe(true);
+  });
+
+  it('stops at the first failed send, waits for the sends under way, and rejects with its error', async () => {
+    let read = 0;
+    async function* body() {
+      for (let i = 0; i < 100; i++) {
+        read++;
+        yield randomBytes(partSize);
+      }
+    }
+    const settled: number[] = [];
+    const failure = new Error('the store refused part 3');
+    await expect(
+      sendPartsOf(body(), partSize, async (index) => {
+        await tick();
+        if (index === 3) throw failure;
+        await tick();
+        settled.push(index);
+      }),
+    ).rejects.toBe(failure);
+    expect(read).toBeLessThan(10);
+    expect(settled).toContain(2);
+  });
+
+  it("rejects with the body's error", async () => {
+    async function* body() {
+      yield randomBytes(partSize + 1);
+      throw new Error('origin reset');
+    }
+    await expect(sendPartsOf(body(), partSize, async () => undefined)).rejects.toThrow('origin reset');
   });
 });

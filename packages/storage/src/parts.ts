@@ -8,7 +8,21 @@
 // once, into a part buffer from a small pool; a full part goes out as it is (lib-storage is
 // patched to send an exact part without copying it), and its buffer comes back for the next
 // part once S3 has answered for it. An upload holds at most `buffers` parts, whatever its size.
-import { Duplex } from 'node:stream';
+import { Duplex, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/** Parts in flight at once. */
+export const PARTS_IN_FLIGHT = 2;
+/**
+ * Part buffers an upload holds: one part goes up while the next fills, and both go up at once
+ * when the source is ahead. A packer's memory is these two parts per bin, whatever its size
+ * (a third, filling while two are in flight, measured no faster into s3rver and cost a part
+ * more of memory per bin: bench/README.md).
+ */
+export const PART_BUFFERS = 2;
+
+/** Memory an upload of this part size holds in part buffers, at most. */
+export const partBufferBytes = (partSize: number): number => PART_BUFFERS * partSize;
 
 /**
  * Idle part buffers kept for the next part or upload: their pages stay mapped, so refilling
@@ -67,6 +81,13 @@ export interface PartCutterOptions {
    * not use the chunk again (the packer frees its memory with @ap/fetch's `freeChunk`).
    */
   freeWrittenChunk?: (chunk: Buffer) => void;
+  /**
+   * Who gives a sent part's buffer back: the store's client once it has answered for the
+   * request (`releasePart`, for lib-storage's Upload), or the cutter's reader (`release`), as
+   * `sendPartsOf` does for parts it sends and parts it passes over alike. One of them only: a
+   * buffer given back twice could be given back while it already holds a later part.
+   */
+  releasedBy?: 'store' | 'reader';
 }
 
 /**
@@ -144,7 +165,7 @@ export class PartCutter extends Duplex {
         }
         this.current = this.pool.take(this.partSize);
         this.out.set(this.current.buffer, this.current);
-        owners.set(this.current.buffer, this);
+        if (this.options.releasedBy !== 'reader') owners.set(this.current.buffer, this);
         this.filled = 0;
       }
       const n = chunk.copy(this.current, this.filled, at);
@@ -175,4 +196,46 @@ export class PartCutter extends Duplex {
     owners.delete(buffer.buffer);
     this.pool.give(buffer);
   }
+}
+
+/**
+ * Cuts `body` into parts of `partSize` bytes (the last one shorter) in part buffers of the pool
+ * and hands each to `send`, in order, with its index from 0; PARTS_IN_FLIGHT sends at most at
+ * once. A part's buffer goes back once its send has settled, whether it stored the part or
+ * passed it over (an exact part, `partSize` long, but the last). The first failure (of the body or of a send) stops the cutting, and is thrown
+ * once the sends under way have settled. Resolves with the number of parts.
+ */
+export async function sendPartsOf(
+  body: AsyncIterable<Buffer> | Readable,
+  partSize: number,
+  send: (index: number, data: Buffer) => Promise<void>,
+  options: Pick<PartCutterOptions, 'freeWrittenChunk'> & { pool?: PartBufferPool } = {},
+): Promise<number> {
+  const cutter = new PartCutter(partSize, PART_BUFFERS, options.pool ?? partBuffers, { ...options, releasedBy: 'reader' });
+  const feeding = pipeline(body, cutter);
+  // Awaited below; marked handled now, as a failed send stops the reading before it ends.
+  feeding.catch(() => undefined);
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  let index = 0;
+  try {
+    for await (const data of cutter as AsyncIterable<Buffer>) {
+      const sent: Promise<void> = send(index++, data)
+        .catch((error: unknown) => void (failure ??= { error }))
+        .finally(() => {
+          cutter.release(data.buffer);
+          inFlight.delete(sent);
+        });
+      inFlight.add(sent);
+      if (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
+      if (failure) break;
+    }
+    if (!failure) await feeding;
+  } finally {
+    cutter.destroy();
+    await feeding.catch(() => undefined);
+    await Promise.all(inFlight);
+  }
+  if (failure) throw (failure as { error: unknown }).error;
+  return index;
 }
