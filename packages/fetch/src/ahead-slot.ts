@@ -47,9 +47,11 @@ export function reserveFor(size: number | null, slice: number): number {
 }
 
 /**
- * How far a body ahead reads during a probe: about the probe's length at 2 MB/s. Its whole
- * reservation filled the budget in 0.3 s at 25 MB/s, and the probe then found no room for the
- * ranges of the body being read (docs/engine.md#fetching-ahead).
+ * How far a body ahead reads during a probe: about the probe's length at 2 MB/s, and at most half
+ * its reservation unless the probe uses it instead of ranges. Its whole reservation filled the
+ * budget in 0.3 s at 25 MB/s, and the probe then found no room for the ranges of the body being
+ * read (docs/engine.md#fetching-ahead); with 2 MiB slices (a 16 MiB budget over 8 connections)
+ * a 2 MiB lead was the whole reservation.
  */
 const PROBE_LEAD = 2 * 1024 * 1024;
 
@@ -60,7 +62,9 @@ const PROBE_LEAD = 2 * 1024 * 1024;
 export function leadOf(slot: Pick<Slot<unknown>, 'reserved' | 'probeLead' | 'taken'>, state: RangedState): number {
   const full = Math.max(0, slot.reserved - CHUNK_SLACK);
   if (state === 'off' && !slot.probeLead) return Math.min(LEAD_WHILE_FAST, full);
-  return state === 'on' || slot.taken ? full : Math.min(PROBE_LEAD, full);
+  if (state === 'on' || slot.taken) return full;
+  // A body ahead that is the probe's own (nothing to split) fills its lead; the others leave room for the probe's ranges.
+  return Math.min(PROBE_LEAD, slot.probeLead ? full : Math.floor(full / 2));
 }
 
 /** Body bytes still to come from the origin plus those buffered, when known. */

@@ -90,6 +90,36 @@ describe('a per-connection capped origin, read by a consumer that pauses between
   }, 60_000);
 });
 
+describe('a per-connection capped origin, a budget whose slices are no larger than a probe lead', () => {
+  it('leaves the probe room for its ranges: bodies ahead read at most half their reservation while it measures', async () => {
+    // A packer's fetch budget of 16 MiB (FETCH_BUDGET_BYTES 32 MiB, less two 8 MiB parts) over 8
+    // connections: 2 MiB slices. The bodies ahead filled them while the probe measured (a 2 MiB
+    // lead), the probe found no budget for its two ranges, and ranged mode stayed off: one
+    // connection moved bytes, the others held full slices (0.12 of curl in bench:origins:sweep).
+    const files = Array.from({ length: 8 }, (_, i) => bytes(12 * MiB, 20 + i));
+    const o = await startCappedOrigin(files, { bytesPerSecond: 4_000_000 });
+    origins.push(o);
+    const f = fetcher();
+    const budgetBytes = 16 * MiB;
+    const ahead = new FetchAhead<OpenedBody>(
+      files.map((file, i) => ({ size: file.length, host: 'capped', open: () => f.openBody(`${o.base}/${i}`, { expectedSize: file.length }) })),
+      (opened) => opened.stream,
+      { concurrency: 8, budgetBytes, hosts: new HostLimits(16), measure: true },
+    );
+    expect(await readThrough(ahead, files.length)).toEqual(files.map(sha));
+    // Ranges split off the first body, the one being read when the first probe ran (a
+    // continuation of a main response runs to the body's last byte). Without room for them the
+    // next probe came 5 s later, once the first body was read through over one connection.
+    const ranges = o.requests.filter((r) => {
+      const m = /^bytes=(\d+)-(\d+)$/.exec(r.headers.range ?? '');
+      return r.url === '/0' && m !== null && Number(m[2]) < 12 * MiB - 1;
+    });
+    expect(ranges.length).toBeGreaterThanOrEqual(2);
+    expect(o.maxInFlight).toBeGreaterThan(8);
+    expect(ahead.peakBufferedBytes).toBeLessThanOrEqual(budgetBytes);
+  }, 60_000);
+});
+
 describe('a per-connection capped origin, ranges well within a second', () => {
   it('gets ranges no larger than the budget over every connection growth may add, kept on by the probe', async () => {
     // A 4 MiB budget over 4 connections, 8 to the host: at most 512 KiB a range. Slice-sized
