@@ -181,8 +181,8 @@ export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 
 /**
  * The API on a free port and the other services named, on the bench's surroundings; resolves
- * once the API answers /healthz. PROFILE=<dir>: the API writes a V8 CPU profile there when it
- * stops (open it in Chrome DevTools).
+ * once the API answers /healthz. PROFILE=<dir>: each service writes a V8 CPU profile there when
+ * it stops (open it in Chrome DevTools).
  */
 export async function startApiAndServices(
   bench: BenchEnv,
@@ -192,8 +192,9 @@ export async function startApiAndServices(
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const env = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, ...extraEnv };
-  const api = await startService('api', env, process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : []);
-  const children = [api, ...(await Promise.all(others.map((name) => startService(name, env))))];
+  const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const api = await startService('api', env, profile);
+  const children = [api, ...(await Promise.all(others.map((name) => startService(name, env, profile))))];
   // Up to a minute: on a loaded machine the API has taken over 10 s to start.
   for (let i = 0; ; i++) {
     if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;
