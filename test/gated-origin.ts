@@ -9,6 +9,8 @@ export interface GatedOrigin {
   url: string;
   /** Bytes served per path. */
   served: Map<string, number>;
+  /** The first byte of each GET per path, in the order asked. */
+  starts: Map<string, number[]>;
   /** Lets every held body (and every later request) run to its end. */
   open(): void;
   close(): Promise<void>;
@@ -17,6 +19,7 @@ export interface GatedOrigin {
 /** `files`: path -> body; `holdAt`: path -> byte at which that body waits for the gate. */
 export async function startGatedOrigin(files: Record<string, Buffer>, holdAt: Record<string, number>): Promise<GatedOrigin> {
   const served = new Map<string, number>();
+  const starts = new Map<string, number[]>();
   const held = new Set<() => void>();
   let opened = false;
   const server = http.createServer((req, res) => {
@@ -25,6 +28,7 @@ export async function startGatedOrigin(files: Record<string, Buffer>, holdAt: Re
     if (!body) return void res.writeHead(404).end();
     const span = writeOriginHead(req, res, body.length, `"${path}-${body.length}"`);
     if (!span || req.method === 'HEAD') return void res.end();
+    starts.set(path, [...(starts.get(path) ?? []), span.start]);
     const hold = holdAt[path];
     const stop = !opened && hold !== undefined ? Math.max(span.start, Math.min(hold, span.end)) : span.end;
     let at = span.start;
@@ -50,6 +54,7 @@ export async function startGatedOrigin(files: Record<string, Buffer>, holdAt: Re
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     served,
+    starts,
     open() {
       opened = true;
       for (const release of [...held]) release();
