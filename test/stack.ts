@@ -28,9 +28,36 @@ export interface Stack {
  */
 export const RESCUE_STALLED_CHECK_MS = 250;
 
+/** What a stack's packer does on close, as a packer does on SIGTERM: its bins stop and go back to the queue. */
+const handBacks = new WeakMap<Worker, () => Promise<void>>();
+/** As a packer after SIGTERM (docs/operations.md#the-rules): bins handed back within 10 s. */
+const HAND_BACK_MS = 10_000;
+
 /** A packer worker on the stack's queues, packing up to `slots` bins at once; stalled work looked for every `stalledCheckMs` (default: the lock's length). */
 export function startPackerWorker(ctx: Stack['ctx'], slots: number, stalledCheckMs = ctx.config.WORKER_LOCK_MS): Worker {
-  return createWorker('pack', createPackerProcessor(ctx, { queues: ctx.queues }), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: slots, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: stalledCheckMs, log: ctx.log });
+  const stopping = new AbortController();
+  const running = new Set<Promise<unknown>>();
+  const packBin = createPackerProcessor(ctx, { queues: ctx.queues, stopping: stopping.signal });
+  const worker = createWorker(
+    'pack',
+    (message, token) => {
+      const bin = packBin(message, token);
+      running.add(bin);
+      void bin.catch(() => undefined).finally(() => running.delete(bin));
+      return bin;
+    },
+    ctx.redis,
+    ctx.config.REDIS_PREFIX,
+    { concurrency: slots, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: stalledCheckMs, log: ctx.log },
+  );
+  // Without it a bin still packing when its test ended went on against a closed database.
+  handBacks.set(worker, async () => {
+    stopping.abort(new Error('the stack is closing'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...running]), new Promise((r) => (timer = setTimeout(r, HAND_BACK_MS)))]);
+    clearTimeout(timer);
+  });
+  return worker;
 }
 
 export async function startStack(
@@ -91,6 +118,7 @@ export async function startStack(
     ctx,
     workers,
     async close() {
+      await Promise.all(workers.map((w) => handBacks.get(w)?.()));
       // Forced: after a Redis restart a worker's graceful close can wait forever (seen in redis-outage).
       await Promise.all(workers.map((w) => w.close(true)));
       for (const close of closers) await close();
