@@ -14,7 +14,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PART_BUFFERS, PARTS_IN_FLIGHT, PartCutter, partBuffers, releasePart, sendPartsOf } from './parts';
 import type { ObjectInfo, UploadedPart } from './object-types';
@@ -202,7 +202,7 @@ export function createObjectStore(config: StorageConfig): ObjectStore {
       });
       const parts = options.stored.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag }));
       // The same part cutting as a fresh upload, sent part by part after the stored ones.
-      await sendPartsOf(Readable.from(options.body, { objectMode: false }), partSize, async (index, data) => {
+      await sendPartsOf(options.body, partSize, async (index, data) => {
         const partNumber = options.stored.length + index + 1;
         try {
           const out = await client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: partNumber, Body: data, ContentLength: data.length }), {

@@ -8,7 +8,7 @@
 // once, into a part buffer from a small pool; a full part goes out as it is (lib-storage is
 // patched to send an exact part without copying it), and its buffer comes back for the next
 // part once S3 has answered for it. An upload holds at most `buffers` parts, whatever its size.
-import { Duplex, type Readable } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /** Parts in flight at once. */
@@ -199,14 +199,14 @@ export class PartCutter extends Duplex {
 }
 
 /**
- * Cuts `body` into parts of `partSize` bytes (the last one shorter) in part buffers of the pool
- * and hands each to `send`, in order, with its index from 0; PARTS_IN_FLIGHT sends at most at
- * once. A part's buffer goes back once its send has settled, whether it stored the part or
- * passed it over (an exact part, `partSize` long, but the last). The first failure (of the body or of a send) stops the cutting, and is thrown
- * once the sends under way have settled. Resolves with the number of parts.
+ * Cuts `body` into parts of exactly `partSize` bytes (the last one shorter) in part buffers of
+ * the pool and hands each to `send`, in order, with its index from 0; PARTS_IN_FLIGHT sends at
+ * most at once. A part's buffer goes back once its send has settled, whether it stored the part
+ * or passed it over. The first failure (of the body or of a send) stops the cutting, and is
+ * thrown once the sends under way have settled. Resolves with the number of parts.
  */
 export async function sendPartsOf(
-  body: AsyncIterable<Buffer> | Readable,
+  body: AsyncIterable<Buffer>,
   partSize: number,
   send: (index: number, data: Buffer) => Promise<void>,
   options: Pick<PartCutterOptions, 'freeWrittenChunk'> & { pool?: PartBufferPool } = {},
