@@ -107,9 +107,9 @@ describe('./dev <command>', () => {
     expect(first.status).toBe(0);
     expect(existsSync(path.join(home, 'node', 'node_modules', `node-linux-${arch}`, 'bin', 'node'))).toBe(true);
 
-    const again = await dev(['pnpm', '-s', 'admin', 'users'], home);
+    const again = await dev(['pnpm', '--silent', 'admin', 'users'], home);
     expect(again.stderr).not.toContain('installing');
-    expect(again.stdout.trim()).toBe('pnpm -s admin users');
+    expect(again.stdout.trim()).toBe('pnpm --silent admin users');
     expect(again.status).toBe(0);
     // Anything else runs with both first on PATH (the walkthrough's second terminal).
     const which = await dev(['bash', '-c', 'command -v node; command -v pnpm; node -p 40+2'], home);
@@ -140,6 +140,25 @@ describe('./dev <command>', () => {
     const out = await dev([], freshHome());
     expect(out.status).toBe(2);
     expect(out.stderr).toContain('./dev start [args]');
+  });
+});
+
+describe('./dev start', () => {
+  it('runs what `pnpm start` runs as its own process, so a signal sent to its pid reaches the stack', async () => {
+    const home = freshHome();
+    // The toolchain ./dev start asks for, and a Node 24 already on PATH that reports its pid and arguments.
+    const extra = path.join(home, 'bin');
+    mkdirSync(extra);
+    for (const tool of ['python3', 'make', 'g++']) symlinkSync(execFileSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(extra, tool));
+    writeFileSync(path.join(extra, 'node'), '#!/bin/sh\n[ "$1" = --version ] && { echo v24.10.0; exit 0; }\necho "node pid $$: $*"\n', { mode: 0o755 });
+    const env = { PATH: `${extra}:${binDir}`, HOME: home, AP_NODE_HOME: path.join(home, 'node'), npm_config_registry: registryUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' };
+    const child = spawn(path.join(root, 'dev'), ['start', '--an-argument'], { cwd: home, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const status = await new Promise((resolve) => child.once('close', resolve));
+    expect(status).toBe(0);
+    expect(stdout).toContain('pnpm install --frozen-lockfile');
+    expect(stdout).toContain(`node pid ${child.pid}: --import tsx scripts/start.ts --an-argument`);
   });
 });
 

@@ -217,7 +217,8 @@ try {
 try {
   await ensureDatabase(config.DATABASE_URL);
   const migrated = await migrate(config.DATABASE_URL);
-  say(`database ready (${migrated.applied.length} migration(s) applied, ${migrated.alreadyApplied.length} already there)`);
+  say(`database ${shownUrl(config.DATABASE_URL)} ready (${migrated.applied.length} migration(s) applied, ${migrated.alreadyApplied.length} already there)`);
+  say(`Redis ${shownUrl(config.REDIS_URL)}, key prefix "${config.REDIS_PREFIX}"; S3 ${config.S3_ENDPOINT ?? 'AWS'}, bucket "${config.S3_BUCKET}"`);
 } catch (err) {
   await stopEmbedded();
   die(`the database at ${shownUrl(config.DATABASE_URL)} could not be prepared: ${(err as Error).message}`);

@@ -105,6 +105,24 @@ describe('dashboard settings pages in Chromium', () => {
     expect((await call(stack.url, 'GET', '/sources', { bearer })).body.sources).toEqual([]);
   });
 
+  it('shows the API reference at /docs and /docs/ alike: every operation, no failed request', async () => {
+    // A page of its own, so that the reference's requests stay out of the dashboard's checks.
+    const reference = await h.context.newPage();
+    const failed: string[] = [];
+    reference.on('response', (res) => void (res.status() >= 400 && failed.push(`${res.status()} ${res.url()}`)));
+    reference.on('pageerror', (err) => failed.push(`uncaught: ${err.message}`));
+    const operations: number[] = [];
+    for (const address of ['/docs', '/docs/']) {
+      await reference.goto(`${stack.url}${address}`);
+      await reference.locator('.opblock').first().waitFor();
+      operations.push(await reference.locator('.opblock').count());
+    }
+    await reference.close();
+    expect(failed).toEqual([]);
+    expect(operations[0]).toBeGreaterThan(20);
+    expect(operations[1]).toBe(operations[0]);
+  });
+
   it('sent the session bearer and never an API key on every API call, with no console errors', () => {
     h.checkRequestsAndConsole(4);
   });
