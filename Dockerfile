@@ -1,5 +1,5 @@
 # One image for every service; the command picks the service (docker-compose.yml, k8s/).
-# The Node version is pinned here once; docs/decisions.md "Operations" says why Node 24.
+# The Node version is pinned here once; docs/operations.md#deployment-files says why Node 24.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build

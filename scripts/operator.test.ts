@@ -1,4 +1,4 @@
-// The operator interface from decisions.md, run as an operator would: through pnpm.
+// The operator interface (docs/operations.md#the-dev-command), run as an operator would: through pnpm.
 import { describe, expect, it } from '@jest/globals';
 import { execFile, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -107,7 +107,7 @@ const alive = (pid: number) => {
 };
 
 describe('pnpm smoke', () => {
-  it('takes the key as --api-key (decisions.md) or from ARCHIVE_API_KEY, says why a stack does not answer, and exits 2 without a key', async () => {
+  it('takes the key as --api-key (docs/operations.md#smoke-test) or from ARCHIVE_API_KEY, says why a stack does not answer, and exits 2 without a key', async () => {
     const smoke = (args: string[], env: NodeJS.ProcessEnv) => spawnSync('pnpm', ['smoke', ...args], { cwd: root, env: { ...process.env, ARCHIVE_API_KEY: '', ...env }, encoding: 'utf8' });
     const closed = `http://127.0.0.1:${await freePort()}`;
     const nowhere = ['--base-url', closed, '--timeout', '5'];

@@ -19,7 +19,7 @@ import yauzl from 'yauzl';
 import { prefixToDestination, type SmokeS3Options } from './smoke-s3';
 
 const MB = 1_000_000;
-/** The smallest split cap the API accepts (api.md): two files just over half of it make two ZIPs. */
+/** The smallest split cap the API accepts (docs/api.md#limits): two files just over half of it make two ZIPs. */
 const SPLIT_CAP = 104_857_600;
 
 const usage = `usage: ARCHIVE_API_KEY=KEY pnpm smoke --base-url URL [--api-key KEY] [--origin-url URL] [--origin-listen HOST:PORT] [--timeout SECONDS]

@@ -52,7 +52,7 @@ export function checkResponse(method: string, url: string, status: number, conte
       if (status !== 405 || !parsed.success) throw new ContractViolation(`${where}: a documented path with an undocumented method, and not a 405 METHOD_NOT_ALLOWED envelope: ${JSON.stringify(body)?.slice(0, 300)}`);
       return;
     }
-    // No route: the catch-all answers 404 NOT_FOUND in the envelope (decisions.md).
+    // No route: the catch-all answers 404 NOT_FOUND in the envelope (docs/product-rules.md#not-in-the-contract-decided-here).
     const parsed = errorResponseSchema(['NOT_FOUND']).safeParse(body);
     if (status !== 404 || !parsed.success) throw new ContractViolation(`${where}: no documented route, and not a 404 NOT_FOUND envelope: ${JSON.stringify(body)?.slice(0, 300)}`);
     return;

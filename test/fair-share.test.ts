@@ -1,4 +1,4 @@
-// Fair share under load (decisions.md): packers take bins round-robin by user, running bins per
+// Fair share under load (docs/fair-share.md#fair-share-under-load): packers take bins round-robin by user, running bins per
 // user are capped by plan, a killed packer frees its slot, and a Redis loss keeps both.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-// Operations (decisions.md): a packer sent SIGTERM hands its bin back and another packer
+// Operations (docs/operations.md#restarts-and-shutdown): a packer sent SIGTERM hands its bin back and another packer
 // finishes it from the recorded parts at once; work Redis lost is put back on the queue by the
 // reconciler within an interval.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// Idempotent requests (decisions.md): an Idempotency-Key replays the first answer of a create,
+// Idempotent requests (docs/fair-share.md#idempotency-key): an Idempotency-Key replays the first answer of a create,
 // refuses another request under the same key, and is kept 24 hours per user.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';

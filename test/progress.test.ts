@@ -1,4 +1,4 @@
-// Progress (decisions.md): bytes_done and expected_size per ZIP, progress on the job, written
+// Progress (docs/fair-share.md#progress): bytes_done and expected_size per ZIP, progress on the job, written
 // about once a second per bin while packing.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -81,7 +81,7 @@ afterAll(async () => {
 });
 
 describe('runtime image files', () => {
-  it('are the bundles, migrations, built static files and the few packages loaded from disk only (size printed for docs/decisions.md)', async () => {
+  it('are the bundles, migrations, built static files and the few packages loaded from disk only (size printed for docs/operations.md#deployment-files)', async () => {
     const files = readdirSync(tree, { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
       .map((e) => path.relative(tree, path.join(e.parentPath, e.name)))

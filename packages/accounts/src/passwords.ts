@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import bcrypt from 'bcrypt';
 
-// decisions.md allows argon2 or bcrypt; argon2's prebuilt binary crashes on this platform.
+// docs/product-rules.md#accounts-plans-sessions allows argon2 or bcrypt; argon2's prebuilt binary crashes on this platform.
 const BCRYPT_COST = 12;
 
 /**

@@ -18,7 +18,7 @@ export async function createUserWithKey(db: Db, input: CreateUserInput): Promise
       email: input.email.trim().toLowerCase(),
       passwordHash,
       plan: input.plan,
-      // The free plan never has overage (decisions.md).
+      // The free plan never has overage (docs/product-rules.md#accounts-plans-sessions).
       overageEnabled: input.plan === 'free' ? false : input.overage,
       apiKeys: { create: { name: 'default', keyHash: hashApiKey(apiKey) } },
     },

@@ -1,6 +1,6 @@
 // De-duplication of entry names inside one ZIP (docs/product-rules.md#counts-and-names).
 //
-// Decisions (where decisions.md is silent): duplicates are compared case-insensitively after
+// Decisions (where docs/product-rules.md#counts-and-names is silent): duplicates are compared case-insensitively after
 // Unicode NFC normalisation, because the ZIPs are mostly extracted on Windows and macOS, whose
 // file systems would merge `Report.pdf` and `report.pdf` (ZIP itself is case-sensitive, so this
 // only ever adds a suffix, never loses a file). Later duplicates become `name (1).ext`,

@@ -2,7 +2,7 @@
 // (docs/product-rules.md#counts-and-names). Names found here are not yet safe: entry-names.ts
 // sanitises them.
 //
-// Decisions (where decisions.md is silent):
+// Decisions (where docs/product-rules.md#counts-and-names is silent):
 // - Content-Disposition: `filename*` (RFC 5987, charsets UTF-8 and ISO-8859-1) wins over
 //   `filename`; an undecodable `filename*` is ignored. A plain `filename` whose bytes are valid
 //   UTF-8 is decoded as UTF-8 (servers often send raw UTF-8, which arrives as Latin-1 text).

@@ -1,8 +1,8 @@
 // Names of the entries inside a ZIP (docs/product-rules.md#counts-and-names and docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse). Where derived names come from: entry-name-sources.ts; de-duplication:
 // entry-name-dedupe.ts.
 //
-// Decisions (where decisions.md is silent):
-// - Given `filename`: besides what decisions.md lists (absolute, `..` or empty segment,
+// Decisions (where docs/product-rules.md#counts-and-names is silent):
+// - Given `filename`: besides what docs/product-rules.md#counts-and-names lists (absolute, `..` or empty segment,
 //   backslash, NUL or control character, over 255 UTF-8 bytes, a Windows device name, a segment
 //   ending in a dot or a space, a bidirectional control), a `.` segment (`./a.txt`, `a/./b`), a
 //   leading drive letter (`C:...`, absolute on Windows), any other `:` (NTFS reads `a.txt:b` as

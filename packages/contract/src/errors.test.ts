@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ApiError, ERROR_CODES, errorEnvelope, isErrorCode, statusOf } from './errors';
 
 describe('error codes', () => {
-  it('carry the HTTP status of api.md and decisions.md', () => {
+  it('carry the HTTP status of docs/api.md#errors', () => {
     expect(ERROR_CODES).toEqual({
       UNAUTHORIZED: 401,
       INVALID_REQUEST: 400,

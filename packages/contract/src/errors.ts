@@ -1,4 +1,4 @@
-// Error codes of the contract (api.md "Errors", docs/product-rules.md#not-in-apimd-decided-here).
+// Error codes of the contract (docs/api.md#errors, docs/product-rules.md#not-in-the-contract-decided-here).
 
 /** Every error code the service answers with, and the HTTP status it normally travels with. */
 export const ERROR_CODES = {
@@ -22,7 +22,7 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /**
- * Statuses that travel with a code other than its default one. decisions.md: bodies over 10 MB
+ * Statuses that travel with a code other than its default one. docs/service.md#http: bodies over 10 MB
  * answer 413 with code INVALID_REQUEST (the API also uses 415 for an unsupported body encoding
  * and 416 for an unsatisfiable range, both with INVALID_REQUEST).
  */
@@ -60,7 +60,7 @@ export class ApiError extends Error {
     return this;
   }
 
-  /** 413 with code INVALID_REQUEST (decisions.md: bodies over 10 MB). */
+  /** 413 with code INVALID_REQUEST (docs/service.md#http: bodies over 10 MB). */
   static payloadTooLarge(message = 'request body is larger than 10 MB'): ApiError {
     return new ApiError('INVALID_REQUEST', message, PAYLOAD_TOO_LARGE_STATUS);
   }

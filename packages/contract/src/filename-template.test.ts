@@ -18,7 +18,7 @@ function failure(template: string, total = 1) {
 
 const range = (from: number, to: number, f: (n: number) => string) => Array.from({ length: to - from + 1 }, (_, i) => f(from + i));
 
-describe('api.md examples: plain names', () => {
+describe('docs/api.md#filename-templates examples: plain names', () => {
   it('single ZIP: the name is used as is', () => {
     expect(names('abc.zip', 1)).toEqual(['abc.zip']);
     expect(names('photos.tar.gz', 1)).toEqual(['photos.tar.gz']);
@@ -82,7 +82,7 @@ describe('last extension edge cases (decision: a dot at position 0 or at the end
   });
 });
 
-describe('api.md examples: templates', () => {
+describe('docs/api.md#filename-templates examples: templates', () => {
   it('abc_{n2}.zip gives abc_01.zip, abc_02.zip', () => {
     expect(names('abc_{n2}.zip', 2)).toEqual(['abc_01.zip', 'abc_02.zip']);
   });

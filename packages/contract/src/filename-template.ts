@@ -1,11 +1,11 @@
-// api.md "Filename templates": how `zip_filename` names the ZIP(s) of a job.
+// docs/api.md#filename-templates: how `zip_filename` names the ZIP(s) of a job.
 //
-// Decisions (where api.md is silent):
+// Decisions (where docs/api.md#filename-templates is silent):
 // - Braces are always interpreted: every `zip_filename` is parsed, and `{{` / `}}` always mean a
 //   literal brace, so `a{{b}}.zip` names the ZIP `a{b}.zip`. A value without placeholders is the
-//   "plain name" of api.md (after its escapes are rendered).
+//   "plain name" of docs/api.md#filename-templates (after its escapes are rendered).
 // - Single ZIP (N = 1): the rendered value is used as is; no `.zip` is appended to a plain name
-//   without extension (api.md gives `.zip` only in the split row). Placeholders render with
+//   without extension (the reference gives `.zip` only in the split row). Placeholders render with
 //   n = 1 and total = 1.
 // - Split (N >= 2), value with no index placeholder ({n}, {n2}, {n3}), plain names included: the
 //   value is rendered once, then `_{n}` goes before the last extension, n zero-padded to the digit
@@ -18,7 +18,7 @@
 // - Placeholder names are case-sensitive and take no spaces: `{N}` and `{ n }` are unknown.
 // - zip_filename omitted: `archive-{job_id}.zip`; when such a job splits, the plain rule applies
 //   (`archive-<id>_1.zip`, ...).
-// - Every expanded name must be 1..255 characters (code points) with no `/` or `\` (api.md), and
+// - Every expanded name must be 1..255 characters (code points) with no `/` or `\` (docs/api.md#filename-templates), and
 //   also (decided) no control character, no unpaired surrogate, and not `.` or `..`: such names
 //   cannot be stored (Postgres refuses NUL) or saved as a download.
 // - Error messages do not name the field; `formatZodError` prefixes the path (`zip_filename: ...`).
@@ -69,7 +69,7 @@ const PLACEHOLDER_LIST = '{n}, {n2}, {n3}, {total} and {date}';
 /** 1-based character (code point) position of a UTF-16 index, for messages. */
 const position = (value: string, index: number) => codePointLength(value.slice(0, index)) + 1;
 
-/** Parses `zip_filename` into text and placeholders (rules 1, 3 and 4 of api.md). */
+/** Parses `zip_filename` into text and placeholders (docs/api.md#filename-templates). */
 export function parseFilenameTemplate(value: string): ParseFilenameTemplateResult {
   const parts: FilenameTemplatePart[] = [];
   let text = '';
@@ -192,7 +192,7 @@ export interface RenderZipFilenamesInput {
 }
 
 /**
- * The file names of a job's ZIPs, in sequence order (api.md "Filename templates"). Returns
+ * The file names of a job's ZIPs, in sequence order (docs/api.md#filename-templates). Returns
  * `{ ok: false, message }` for an invalid template or an invalid expanded name. Throws a
  * RangeError only for a programming error (total not a positive integer, invalid date).
  */

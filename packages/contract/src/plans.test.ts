@@ -19,7 +19,7 @@ import {
   isPlanName,
 } from './plans';
 
-describe('PLANS (api.md Limits, GB = 10^9 bytes, TB = 10^12 bytes)', () => {
+describe('PLANS (docs/api.md#limits, GB = 10^9 bytes, TB = 10^12 bytes)', () => {
   it('matches the Limits table', () => {
     expect(PLANS).toEqual({
       free: {
@@ -76,7 +76,7 @@ describe('PLANS (api.md Limits, GB = 10^9 bytes, TB = 10^12 bytes)', () => {
     expect(isPlanName('toString')).toBe(false);
   });
 
-  it('holds the other constants of api.md', () => {
+  it('holds the other constants of docs/api.md#limits', () => {
     expect([EXPIRES_IN_MIN, EXPIRES_IN_DEFAULT, MAX_ZIP_SIZE_MIN, MAX_ZIP_SIZE_MAX]).toEqual([300, 86_400, 104_857_600, 536_870_912_000]);
     expect([METADATA_MAX_PAIRS, METADATA_KEY_MAX_CHARS, METADATA_VALUE_MAX_CHARS]).toEqual([10, 128, 1_024]);
     expect([LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX]).toEqual([20, 100]);

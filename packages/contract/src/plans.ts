@@ -1,9 +1,9 @@
-// api.md "Limits" as data, plus the other constants of the contract.
+// docs/api.md#limits as data, plus the other constants of the contract.
 //
 // Units (decision): sizes in the Limits table are decimal SI units, as storage is sold:
 // 1 GB = 10^9 bytes and 1 TB = 10^12 bytes (so "2 GB" = 2_000_000_000 bytes, not 2 GiB).
 // The byte bounds of `max_zip_size_bytes` (104857600 = 100 MiB, 536870912000 = 500 GiB) are
-// given in bytes by api.md and used exactly as written.
+// given in bytes by the reference and used exactly as written.
 
 export const PLAN_NAMES = ['free', 'starter', 'pro', 'scale'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
@@ -108,9 +108,9 @@ export const METADATA_MAX_PAIRS = 10;
 export const METADATA_KEY_MAX_CHARS = 128;
 export const METADATA_VALUE_MAX_CHARS = 1_024;
 export const ZIP_FILENAME_MAX_CHARS = 255;
-/** Longest file URL accepted (a sanity bound; api.md sets none). */
+/** Longest file URL accepted (a sanity bound; the contract sets none). */
 export const FILE_URL_MAX_CHARS = 8_192;
-/** decisions.md: a given `filename` over 255 bytes (UTF-8) is rejected; derived names are cut to it. */
+/** docs/product-rules.md#counts-and-names: a given `filename` over 255 bytes (UTF-8) is rejected; derived names are cut to it. */
 export const ENTRY_NAME_MAX_BYTES = 255;
 
 // API keys.

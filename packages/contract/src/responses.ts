@@ -1,4 +1,4 @@
-// Response shapes of api.md (and decisions.md), field for field, as zod schemas: the API's
+// Response shapes of docs/api.md#resources, field for field, as zod schemas: the API's
 // handlers are typed by them, GET /openapi.json describes them, and the contract test checks
 // every response the test suites receive against them. Datetimes are ISO 8601 UTC strings
 // (`toISOString()`), sizes are numbers of bytes.
@@ -21,7 +21,7 @@ export { JOB_MODES };
 const isoDateTime = () => z.iso.datetime({ offset: false }).describe('ISO 8601 UTC date and time');
 const bytes = () => z.number().int().nonnegative();
 
-/** api.md "API key" as listed (`GET /api-keys`): without `key`. */
+/** docs/api.md#api-key as listed (`GET /api-keys`): without `key`. */
 export const apiKeyViewSchema = z
   .strictObject({
     id: z.guid(),
@@ -33,15 +33,15 @@ export const apiKeyViewSchema = z
   .meta({ id: 'ApiKey' });
 export type ApiKeyView = z.output<typeof apiKeyViewSchema>;
 
-/** api.md "API key" as created (`POST /api-keys`): `key` is the secret, shown only here. */
+/** docs/api.md#api-key as created (`POST /api-keys`): `key` is the secret, shown only here. */
 export const createdApiKeyViewSchema = apiKeyViewSchema
   .extend({ key: z.string().startsWith('azk_').describe('the secret value, shown only in this response') })
   .meta({ id: 'CreatedApiKey' });
 
-/** api.md "Error entry". An empty `url` marks a failure that belongs to no single URL. */
+/** docs/api.md#error-entry. An empty `url` marks a failure that belongs to no single URL. */
 export const errorEntryViewSchema = z.strictObject({ url: z.string(), error: z.string() }).meta({ id: 'ErrorEntry' });
 
-/** api.md "File entry" in a job read response. */
+/** docs/api.md#file-entry in a job read response. */
 export const fileEntryViewSchema = z
   .strictObject({
     url: z.string(),
@@ -55,7 +55,7 @@ function jobProgressSchema() {
   return z.number().min(0).max(1).nullable().describe('sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown');
 }
 
-/** api.md "ZIP entry" (`zips[]`). */
+/** docs/api.md#zip-entry (`zips[]`). */
 export const zipEntryViewSchema = z
   .strictObject({
     id: z.string().startsWith('zip_'),
@@ -90,7 +90,7 @@ const jobCommon = {
   total_size: bytes().describe('bytes across all ZIPs'),
 };
 
-/** api.md "Job (read, full form)" (`GET /jobs/:id`). */
+/** docs/api.md#job-full-form (`GET /jobs/:id`). */
 export const jobViewSchema = z
   .strictObject({
     ...jobCommon,
@@ -109,11 +109,11 @@ export const jobViewSchema = z
   .meta({ id: 'Job' });
 export type JobView = z.output<typeof jobViewSchema>;
 
-/** api.md "Job (list item)" (`GET /jobs`). */
+/** docs/api.md#job-list-item (`GET /jobs`). */
 export const jobListItemViewSchema = z.strictObject({ ...jobCommon, progress: jobProgressSchema() }).meta({ id: 'JobListItem' });
 export type JobListItemView = z.output<typeof jobListItemViewSchema>;
 
-/** api.md "Pagination meta". */
+/** docs/api.md#pagination-meta. */
 export const paginationMetaSchema = z
   .strictObject({
     limit: z.number().int().positive(),
@@ -145,7 +145,7 @@ export type ListJobsResponse = z.output<typeof listJobsResponseSchema>;
 export const getJobResponseSchema = z.strictObject({ success: z.literal(true), job: jobViewSchema });
 export type GetJobResponse = z.output<typeof getJobResponseSchema>;
 
-/** decisions.md: `POST /auth/login`. */
+/** docs/api.md#post-authlogin. */
 export const loginResponseSchema = z.strictObject({ success: z.literal(true), token: z.string().describe('session JWT (HS256, 12 h)') });
 export type LoginResponse = z.output<typeof loginResponseSchema>;
 

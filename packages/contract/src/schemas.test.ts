@@ -30,7 +30,7 @@ function parsed<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
 const file = { url: 'https://example.com/a.pdf' };
 
 describe('jobCreateSchema', () => {
-  it('fills the api.md defaults', () => {
+  it('fills the defaults of docs/api.md#job-create-fields', () => {
     expect(parsed(jobCreateSchema, { files: [file] })).toEqual({
       files: [file],
       mode: 'stored',

@@ -1,13 +1,13 @@
-// Request schemas (zod 4) of api.md, and the plan checks the API runs after them.
+// Request schemas (zod 4) of docs/api.md#job-create-fields, and the plan checks the API runs after them.
 //
-// Decisions (where api.md is silent):
+// Decisions (where the contract is silent):
 // - Unknown fields are rejected with 400 INVALID_REQUEST, in bodies and in the job list query
 //   alike (`unknown field "max_zip_size"`), so a typo is never silently ignored.
 // - Optional fields whose absence means something also accept `null` as "not supplied", as the
 //   read shapes print them: files[].filename, zip_filename, metadata, max_zip_size_bytes, and the
 //   API key's name and expires_at. Fields with a boolean, enum or number default reject null.
 // - Types are strict JSON types: no "true" for true, no "3600" for 3600 (query strings aside).
-// - `metadata` values must be strings (api.md: "key/value pairs"); keys may be any string of at
+// - `metadata` values must be strings (docs/api.md#job-create-fields: "object of strings"); keys may be any string of at
 //   most 128 characters; NUL characters and unpaired surrogates are refused in keys and values
 //   (Postgres JSON cannot store them).
 // - File URLs: absolute http or https URLs with a host, at most 8,192 characters, without
@@ -244,7 +244,7 @@ export interface PlanLimitProblem {
 
 /**
  * File count per job (per mode) and `expires_in` against the plan: 403 PLAN_LIMIT_EXCEEDED
- * (api.md "Limits"); null when within the plan.
+ * (docs/api.md#limits); null when within the plan.
  */
 export function checkPlanLimits(plan: PlanName, request: { files: { length: number }; mode: JobMode; expires_in: number }): PlanLimitProblem | null {
   const maxFiles = filesPerJob(plan, request.mode);
@@ -265,7 +265,7 @@ export function checkPlanLimits(plan: PlanName, request: { files: { length: numb
 }
 
 /**
- * `max_zip_size_bytes` against the plan's per-archive limit for the mode (decisions.md: a field
+ * `max_zip_size_bytes` against the plan's per-archive limit for the mode (docs/product-rules.md#sizes-probing-and-bins: a field
  * rule, 400 INVALID_REQUEST). Returns the message, or null when within it or not set.
  */
 export function checkArchiveLimit(plan: PlanName, mode: JobMode, maxZipSizeBytes: number | null | undefined): string | null {

@@ -1,5 +1,5 @@
 // Sizes as users read them, in the API's messages, the CLI and the dashboard: decimal units
-// (1 MB = 10^6 bytes, 1 GB = 10^9), as the plans and quotas count them (api.md "Limits").
+// (1 MB = 10^6 bytes, 1 GB = 10^9), as the plans and quotas count them (docs/api.md#limits).
 
 const STEPS = ['kB', 'MB', 'GB', 'TB', 'PB'];
 

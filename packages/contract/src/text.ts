@@ -1,6 +1,6 @@
 // Small string helpers shared by the contract's rules.
 //
-// "Characters" (decision): where api.md counts characters (zip_filename, API key name, metadata
+// "Characters" (decision): where docs/api.md#limits counts characters (zip_filename, API key name, metadata
 // keys and values) they are Unicode code points, which is also how Postgres counts the
 // VARCHAR(255) columns these values are stored in. Byte limits (entry names) are UTF-8 bytes.
 

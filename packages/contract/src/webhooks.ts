@@ -1,7 +1,7 @@
 // Webhooks, usage and job stats (docs/webhooks.md#webhooks, docs/product-rules.md#usage-and-stats): request schemas
 // the API validates with, and response schemas of what it answers (for clients and OpenAPI).
 //
-// Decisions (where decisions.md is silent):
+// Decisions (where docs/webhooks.md#delivery-rules is silent):
 // - `url`: an absolute http(s) URL of at most 2,048 characters; the scheme and address rules
 //   (https, or http to a loopback/private host with ALLOW_PRIVATE_URLS=true; the fetch guard's
 //   address rules) are checked by the API after this schema, since they need DNS.

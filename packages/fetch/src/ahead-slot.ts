@@ -17,7 +17,7 @@ export const MAX_BODIES_AHEAD = 1024;
 /**
  * How far a body larger than its reservation reads ahead of its turn until the archive is
  * found bandwidth-bound: enough to have its first bytes in; from a fast origin, more would only
- * pass the bytes through memory once more, out of the CPU's caches (docs/decisions.md).
+ * pass the bytes through memory once more, out of the CPU's caches (docs/engine.md#fetching-ahead).
  */
 export const LEAD_WHILE_FAST = 256 * 1024;
 

@@ -1,6 +1,6 @@
 /**
  * The fetch layer: probing sizes, streaming bodies (whole or ranged), with the SSRF guard,
- * bounded redirects, timeouts and retries of decisions.md.
+ * bounded redirects, timeouts and retries of docs/product-rules.md#lifecycle.
  *
  * got does the request logic of one attempt (redirects with cross-origin header stripping,
  * the timeout phases, Content-Length enforcement, keep-alive agents). Retries are our own loop

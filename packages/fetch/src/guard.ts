@@ -1,5 +1,5 @@
 /**
- * SSRF guard (decisions.md, "Not in api.md, decided here").
+ * SSRF guard (docs/product-rules.md#not-in-the-contract-decided-here).
  *
  * Why hand-written around ipaddr.js rather than `request-filtering-agent`: that package does the
  * same two checks (literal IPs in `createConnection`, resolved names on the socket's `lookup`

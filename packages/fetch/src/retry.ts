@@ -1,5 +1,5 @@
 /**
- * The retry loop around single attempts (decisions.md: 3 retries on connection errors,
+ * The retry loop around single attempts (docs/product-rules.md#lifecycle: 3 retries on connection errors,
  * timeouts, 5xx and 429): exponential backoff with equal jitter, `Retry-After` honoured up to a
  * cap (a longer one makes the error final rather than sleeping).
  */

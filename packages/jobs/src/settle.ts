@@ -45,7 +45,7 @@ export async function settleJob(db: Db, jobId: string, options: SettleOptions = 
     const totalSize = done.reduce((sum, b) => sum + (b.size ?? 0n), 0n);
     // A destination's ZIPs live in the customer's bucket: no stored GB-days (docs/private-sources.md#destination-buckets).
     if (status === 'completed' && totalSize > 0n && job.destinationSourceId === null) {
-      // Stored quota: ZIP bytes x the retention asked for, charged at completion (decisions.md).
+      // Stored quota: ZIP bytes x the retention asked for, charged at completion (docs/product-rules.md#expiry-quotas).
       await tx.usageRecord.create({
         data: { userId: job.userId, kind: 'stored_byte_seconds', month: monthStart(now), amount: totalSize * BigInt(job.expiresIn), jobId },
       });

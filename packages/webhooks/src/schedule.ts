@@ -7,7 +7,7 @@ export const RETRY_SCHEDULE = [1, 5, 30, 120, 300, 600, 720] as const;
 /** The first attempt plus one per step of the schedule. */
 export const MAX_DELIVERY_ATTEMPTS = RETRY_SCHEDULE.length + 1;
 export const DEFAULT_RETRY_BASE_MS = 60_000;
-/** decisions.md: a 2xx within 10 s is success. Fixed: it is the contract. */
+/** docs/webhooks.md#delivery-rules: a 2xx within 10 s is success. Fixed: it is the contract. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
 /** The wait before the next attempt after `attemptsMade` attempts failed, or null when none is left. */

@@ -8,7 +8,7 @@ import type { SecretBox } from '@ap/secrets';
 import { eventsOf } from './outbox';
 import { newWebhookSecret } from './signature';
 
-/** decisions.md: for 24 hours after a rotation deliveries carry the old secret's signature too. */
+/** docs/webhooks.md#verifying-the-signature: for 24 hours after a rotation deliveries carry the old secret's signature too. */
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
 export interface WebhookRow {

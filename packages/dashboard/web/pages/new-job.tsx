@@ -10,7 +10,7 @@ import { parseUrlList } from '@ap/contract/url-list';
 
 
 // Which form field shows the API's message for each request field.
-/** The smallest `max_zip_size_bytes` (api.md). */
+/** The smallest `max_zip_size_bytes` (docs/api.md#limits). */
 const SPLIT_MIN = formatBytes(104_857_600);
 const FIELD_OF: Record<string, string> = {
   files: 'urls',

@@ -14,7 +14,7 @@ export async function usageThisMonth(db: Db, userId: string, kind: 'stored_byte_
   return _sum.amount ?? 0n;
 }
 
-/** Stored quota (decisions.md): GB-days charged this month have reached the plan's allowance. */
+/** Stored quota (docs/product-rules.md#expiry-quotas): GB-days charged this month have reached the plan's allowance. */
 export async function storedQuotaExceeded(db: Db, user: { id: string; plan: Plan }): Promise<boolean> {
   const used = Number(await usageThisMonth(db, user.id, 'stored_byte_seconds')) / BYTE_SECONDS_PER_GB_DAY;
   return used >= PLANS[user.plan].storedQuotaGbDays;

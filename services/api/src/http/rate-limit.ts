@@ -26,7 +26,7 @@ export class SharedLimiterStore implements Store {
 }
 
 /**
- * Per-key request limit shared by every API replica through Redis (decisions.md: 600/min by
+ * Per-key request limit shared by every API replica through Redis (docs/product-rules.md#not-in-the-contract-decided-here: 600/min by
  * default). Session logins are limited per user. Runs after authentication.
  */
 export function perKeyRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {

@@ -1,4 +1,4 @@
-// Database rows -> the contract's job shapes (api.md "Job (read, full form)", "list item", "ZIP entry").
+// Database rows -> the contract's job shapes (docs/api.md#job-full-form, #job-list-item, #zip-entry).
 import { hasDestination, zipLocation } from '@ap/jobs';
 import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
 import { splitStrategyOf, type JobFileView, type JobListRow, type JobWithBins } from '@ap/db';

@@ -1,4 +1,4 @@
-// Jobs API rules (api.md "Job", "Jobs", "Limits"; decisions.md), against the real API and database.
+// Jobs API rules (docs/api.md#job-create-fields, docs/api.md#limits, docs/product-rules.md#counts-and-names), against the real API and database.
 // Workers are not running here: jobs stay where the API put them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { call, createUser, startApi, type TestApi } from '../../../../test/helpers';
@@ -102,7 +102,7 @@ describe('POST /jobs validation', () => {
     }
   });
 
-  it('rejects bad given filenames (decisions.md) with 400', async () => {
+  it('rejects bad given filenames (docs/product-rules.md#counts-and-names) with 400', async () => {
     for (const filename of ['/abs.txt', 'a/../b.txt', 'a//b.txt', 'a\\b.txt', 'a\u0000b', 'tab\there', 'é'.repeat(128), '..', '']) {
       await expect400({ files: [{ url: file().url, filename }] }, /filename/);
     }

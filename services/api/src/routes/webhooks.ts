@@ -48,7 +48,7 @@ function decodeCursor(value: string): { createdAt: Date; id: string } {
 }
 
 /**
- * The URL rules of decisions.md: https, or http to a loopback/private host only when
+ * The URL rules of docs/webhooks.md#delivery-rules: https, or http to a loopback/private host only when
  * ALLOW_PRIVATE_URLS=true; and the fetch guard's address rules on every address the host
  * resolves to. Checked again at every delivery, at connect time.
  */
