@@ -1,4 +1,4 @@
-// Package boundaries (docs/structure.md#layers), checked by `pnpm lint:deps`, which `pnpm test`
+// Package boundaries (docs/architecture.md#layers), checked by `pnpm lint:deps`, which `pnpm test`
 // (and so CI) runs before the jest suites. Services are deployed apart and stay thin: a service
 // never imports another service, and a package (shared code) never imports a service. Packages
 // sit in layers (LAYERS, lowest first): a package imports packages of its own layer or below,

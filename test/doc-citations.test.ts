@@ -66,10 +66,12 @@ describe('citations of docs in every tracked file', () => {
   });
 
   it('cite the contract and the decisions by page and section, never a page outside the repository or a quoted section name', () => {
-    // `api.md` or `decisions.md` stands only as `docs/<page>.md#<section>` or a Markdown link.
+    // `api.md` or `decisions.md` stands only as the repository's page (`docs/api.md`, a link, a
+    // path) or `docs/<page>.md#<section>`: never bare, which meant the contract outside the
+    // repository, nor followed by a quoted section name.
     const loose = files.flatMap(({ file, text }) =>
-      [...text.matchAll(/(?<![\w(/-])(?:docs\/)?(?:api|decisions)\.md(?![#)\]])/g)]
-        .filter((m) => !text.slice(Math.max(0, m.index - 1), m.index + m[0].length + 1).startsWith('[') && !file.endsWith('doc-citations.test.ts'))
+      [...text.matchAll(/(?<![\w(/'.-])(?:api|decisions)\.md(?![#)\]'])|docs\/(?:api|decisions)\.md \\?"/g)]
+        .filter((m) => text[m.index - 1] !== '[' && !file.endsWith('doc-citations.test.ts'))
         .map((m) => `${file}: …${text.slice(Math.max(0, m.index - 30), m.index + m[0].length + 20).replace(/\n/g, ' ')}…`),
     );
     expect(loose).toEqual([]);

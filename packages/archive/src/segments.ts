@@ -110,8 +110,8 @@ export async function finishSegments(
   const parts = [...segments.parts];
   const { inputs } = layoutInputsOf(bin.files);
   // One reader over every finishing part, so their bodies' ranges are fetched ahead together
-  // (FETCH_CONCURRENCY connections within the budget), not one part after another, which took
-  // 20 s instead of 12.5-17.6 from an origin capped per connection (docs/segments.md#measured).
+  // (FETCH_CONCURRENCY connections within the budget), not one part after another, which held
+  // the fleet's speedups down (bench/figures.md#one-archive-many-packers-pnpm-benchfleet).
   const wanted = plan.finishingParts.map((partNumber) => ({ partNumber, start: (partNumber - 1) * plan.partSize, end: Math.min(partNumber * plan.partSize, layout.totalSize) }));
   const slices = contiguousRuns(plan.finishingParts).flatMap((run) => sliceRange(layout, (run[0]! - 1) * plan.partSize, Math.min(run[run.length - 1]! * plan.partSize, layout.totalSize) - 1));
   const reader = new LayoutReader(deps.fetcher, { checkpointEvery: Number.MAX_SAFE_INTEGER, fetchAhead: { concurrency: tuning.fetchConcurrency, budgetBytes: tuning.fetchBudgetBytes } }, NO_CRCS, bin.jobId, layout, inputs, new Map(crcs), signal);
