@@ -121,3 +121,29 @@ describe('a spill area left behind', () => {
     expect(readdirSync(join(root, 'ap-fetch-spill')).sort()).toEqual([running.dir, next.dir].map((d) => d.split('/').at(-1)).sort());
   }, 30_000);
 });
+
+describe('an origin with Last-Modified and no ETag', () => {
+  const file = bytes(8 * MiB, 50);
+  const fetchOne = async (validators: 'last-modified' | 'recent') => {
+    const o = await startCappedOrigin([file], { bytesPerSecond: 2_000_000, validators });
+    origins.push(o);
+    const f = fetcher();
+    const ahead = new FetchAhead<OpenedBody>([{ size: file.length, open: () => f.openBody(`${o.base}/0`, { expectedSize: file.length }) }], (opened) => opened.stream, { concurrency: 4, budgetBytes: 4 * MiB });
+    const hash = createHash('sha256');
+    for await (const chunk of (await ahead.take(0)).stream) hash.update(chunk as Buffer);
+    ahead.close();
+    return { hash: hash.digest('hex'), maxInFlight: o.maxInFlight };
+  };
+
+  it('gets ranges on connections of their own when the date is a minute or more before the Date (a strong validator)', async () => {
+    const { hash, maxInFlight } = await fetchOne('last-modified');
+    expect(hash).toBe(sha(file));
+    expect(maxInFlight).toBeGreaterThanOrEqual(3);
+  }, 30_000);
+
+  it('does not when the date is the Date itself (weak: a change within that second would not show)', async () => {
+    const { hash, maxInFlight } = await fetchOne('recent');
+    expect(hash).toBe(sha(file));
+    expect(maxInFlight).toBe(1);
+  }, 30_000);
+});

@@ -128,6 +128,7 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
   const tickMs = 16;
   const perTick = Math.max(1, Math.round((opts.bytesPerSecond * tickMs) / 1000));
   const busy = new Set<unknown>();
+  const lastModified = new Date(Date.now() - (opts.validators === 'recent' ? 0 : 3600_000)).toUTCString();
   const o = (await startOrigin((req, res, origin) => {
     const state = origin as CappedOrigin;
     const body = files[Number(req.url!.slice(1))];
@@ -139,7 +140,7 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
     const validators = opts.validators ?? 'etag';
     const headers: Record<string, string | number> = validators === 'none' ? {} : { 'accept-ranges': 'bytes' };
     if (validators === 'etag') headers.etag = '"capped"';
-    else if (validators !== 'none') headers['last-modified'] = new Date(Date.now() - (validators === 'recent' ? 0 : 3600_000)).toUTCString();
+    else if (validators !== 'none') headers['last-modified'] = lastModified;
     const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     const start = m ? Number(m[1]) : 0;
     const end = m ? Math.min(Number(m[2]) + 1, body.length) : body.length;
