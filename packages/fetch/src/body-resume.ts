@@ -125,6 +125,14 @@ export abstract class ResumableBody extends MeteredReadable {
     this.spillArea?.wakeOnRoom(this.spillWake);
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Readable.read's own signature
+  override read(size?: number): any {
+    const out: unknown = super.read(size);
+    // Read back before the buffer runs dry (Node asks only below its 64 KiB), so the reader does not wait on the disk.
+    if (this.spill && this.readableLength < this.readAhead / 2) this.readBack();
+    return out;
+  }
+
   /** Reads the spill file's next bytes into the buffer, while there is room; once read to its end, the file goes. */
   private readBack(): void {
     const spill = this.spill;
