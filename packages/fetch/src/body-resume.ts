@@ -155,6 +155,7 @@ export abstract class ResumableBody extends MeteredReadable {
       },
       (error: unknown) => {
         this.readingBack = false;
+        if (this.destroyed || this.spill !== spill) return; // removed with its body
         this.destroy(new FetchError('other', 'a body fetched ahead could not be read back from local disk', { retryable: false, detail: (error as Error).message }));
       },
     );
