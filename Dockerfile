@@ -25,6 +25,9 @@ ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 # Owned by root and read-only to the service user.
 COPY --from=build /runtime /app
+# The spill area's mount point (FETCH_SPILL_DIR in docker-compose and k8s), the service user's:
+# a volume mounted there starts with this owner.
+RUN mkdir /var/spill && chown node:node /var/spill
 USER node
 EXPOSE 3000 8081
 # docker-compose and k8s set the command per service (with its V8 flags, scripts/services.ts); migrations:

@@ -10,7 +10,10 @@
 //           ratio without the time s3rver took to join the job's parts into one file on
 //           completion (timed in the s3rver process; S3 and MinIO do not copy the object there);
 //   stream: a stream job's ZIP downloaded whole from the API;
-// for (2) also one curl per file one after another; the packer's peak RSS during each case;
+// Each case runs for each validator kind of the origin's files (VALIDATORS: a strong ETag, a
+// Last-Modified only, none: no body can then be split into ranges, and the bodies ahead spill to
+// disk), with the bytes the packer (stored) and the API (stream) spilled and their peak on disk.
+// For (2) also one curl per file one after another (SERIAL=0: not); the packer's peak RSS during each case;
 // and all of it again with fetch concurrency 1 (FETCH_CONCURRENCY=1), so the gain shows.
 // Then (3) the archive writer's time against the file count (FILE_COUNTS of FILE_KIB each) at
 // each concurrency, beside curl's. It writes bench/results/origins.json and three charts:
@@ -18,22 +21,26 @@
 // stored job (bench/charts/origins-*.svg).
 //   pnpm bench:origins   (SMALL_FILES=2000 SMALL_KIB=256 BIG_FILES=8 BIG_MIB=256 CONCURRENCY=8,1
 //                         FILE_COUNTS=100,300,1000 FILE_KIB=64
-//                         ONLY=1|2|3 LATENCY_MS=40 RATE_MBPS=25 to change)
+//                         ONLY=1|2|3 LATENCY_MS=40 RATE_MBPS=25 VALIDATORS=etag,lm,none SERIAL=1 to change)
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
-import { createFetcher, freeChunk } from '@ap/fetch';
+import { createFetcher, freeChunk, SpillArea } from '@ap/fetch';
 import { fetcherOptions, storageConfig } from '@ap/service-kit';
 import { createObjectStore, partSizeFor } from '@ap/storage';
 import { firstLine, MBps, ms, peakRssMiB, rate, resetPeakRss, rssFigure, spawnTs, startApiAndServices, startBenchEnv } from './lib/env';
 import { describeLoad, sampleOrigin } from './lib/origin-stats';
 import { curlToNull, writeArchiveToNull } from './lib/baselines';
 import { sampleRss, writeChart, writeResults } from './lib/report';
+import { sampleSpill, spillFigure } from './lib/spill-stats';
 import type { Series } from './lib/svg';
 
 const KiB = 1024;
@@ -46,6 +53,11 @@ const CONCURRENCIES = (process.env.CONCURRENCY ?? '8,1').split(',').map(Number);
 const FILE_COUNTS = (process.env.FILE_COUNTS ?? '100,300,1000').split(',').map(Number);
 const FILE_BYTES = Number(process.env.FILE_KIB ?? 64) * KiB;
 const ONLY = process.env.ONLY;
+const VALIDATORS = (process.env.VALIDATORS ?? 'etag,lm,none').split(',');
+const SERIAL = process.env.SERIAL !== '0';
+const VALIDATOR_NAMES: Record<string, string> = { etag: 'strong ETag', lm: 'Last-Modified only', none: 'no validators' };
+/** The services' spill areas (FETCH_SPILL_DIR), sampled per case. */
+const spillRoot = mkdtempSync(join(tmpdir(), 'bench-origins-spill-'));
 
 const originChild = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_LATENCY_MS: process.env.LATENCY_MS ?? '40', ORIGIN_RATE_MBPS: process.env.RATE_MBPS ?? '25' });
 const origin = { url: (await firstLine<{ url: string }>(originChild)).url, child: originChild };
@@ -103,10 +115,13 @@ interface Case {
   bytes: number;
 }
 const cases: Case[] = [];
-if (!ONLY || ONLY.includes('1'))
-  cases.push({ label: `(1) ${SMALL_FILES} files x ${SMALL_BYTES / KiB} KiB`, urls: Array.from({ length: SMALL_FILES }, (_, i) => `${origin.url}/blob/${SMALL_BYTES}/${i}/s${i}.bin`), bytes: SMALL_FILES * SMALL_BYTES });
-if (!ONLY || ONLY.includes('2'))
-  cases.push({ label: `(2) ${BIG_FILES} files x ${BIG_BYTES / MiB} MiB`, urls: Array.from({ length: BIG_FILES }, (_, i) => `${origin.url}/blob/${BIG_BYTES}/${1000 + i}/b${i}.bin`), bytes: BIG_FILES * BIG_BYTES });
+for (const v of VALIDATORS) {
+  const kind = `${VALIDATOR_NAMES[v] ?? v}`;
+  if (!ONLY || ONLY.includes('1'))
+    cases.push({ label: `(1) ${SMALL_FILES} files x ${SMALL_BYTES / KiB} KiB, ${kind}`, urls: Array.from({ length: SMALL_FILES }, (_, i) => `${origin.url}/blob/${SMALL_BYTES}/${i}/s${i}.bin?v=${v}`), bytes: SMALL_FILES * SMALL_BYTES });
+  if (!ONLY || ONLY.includes('2'))
+    cases.push({ label: `(2) ${BIG_FILES} files x ${BIG_BYTES / MiB} MiB, ${kind}`, urls: Array.from({ length: BIG_FILES }, (_, i) => `${origin.url}/blob/${BIG_BYTES}/${1000 + i}/b${i}.bin?v=${v}`), bytes: BIG_FILES * BIG_BYTES });
+}
 
 /** Reads a URL to the end into nothing; the byte count. */
 function drain(url: string): Promise<number> {
@@ -125,7 +140,7 @@ const fileCounts: Array<{ files: number; concurrency: number; writerS: number; c
 try {
   const results: string[] = [];
   for (const concurrency of CONCURRENCIES) {
-    const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency) });
+    const { apiUrl, api, children: services } = await startApiAndServices(bench, ['preparer', 'packer'], { PACKER_CONCURRENCY: '1', FETCH_CONCURRENCY: String(concurrency), FETCH_SPILL_DIR: spillRoot });
     const packer = services[2]!;
     children.push(...services);
     const { apiKey } = await createUserWithKey(db, { email: `bench-${Date.now()}-${concurrency}@example.test`, plan: 'scale', overage: true });
@@ -144,13 +159,15 @@ try {
         await new Promise((r) => setTimeout(r, 50));
       }
     };
-    const fetcher = createFetcher(fetcherOptions(config));
+    // The writer in this process spills as a packer does (when FETCH_SPILL_BYTES allows).
+    const writerSpill = config.FETCH_SPILL_BYTES > 0 ? SpillArea.open(spillRoot, config.FETCH_SPILL_BYTES) : null;
+    const fetcher = createFetcher({ ...fetcherOptions(config), ...(writerSpill ? { spill: writerSpill } : {}) });
 
     for (const c of cases) {
       const curlLoad = await sampleOrigin(origin.url);
       const parallelMs = await curlToNull(c.urls, { parallel: 8 });
       const curlConnections = await curlLoad.stop();
-      const serialMs = c.label.startsWith('(2)') && concurrency === CONCURRENCIES[0] ? await curlToNull(c.urls, { parallel: null }) : null;
+      const serialMs = SERIAL && c.label.startsWith('(2)') && c === cases.find((k) => k.label.startsWith('(2)')) && concurrency === CONCURRENCIES[0] ? await curlToNull(c.urls, { parallel: null }) : null;
 
       const writerLoad = await sampleOrigin(origin.url);
       const { writerMs, zipBytes, peakBuffered } = await writeArchiveToNull(c.urls, fetcher, { concurrency, budgetBytes: config.FETCH_BUDGET_BYTES, measure: true });
@@ -167,6 +184,7 @@ try {
       execFileSync('sync');
       resetPeakRss(packer.pid!);
       const rss = sampleRss(packer.pid!);
+      const packerSpill = sampleSpill(spillRoot, packer.pid!);
       const storedLoad = await sampleOrigin(origin.url);
       const posted = Date.now();
       const storedId = await post({ files: c.urls.map((url) => ({ url })) });
@@ -179,6 +197,7 @@ try {
       }
       const storedMs = stored.completedAt!.getTime() - posted;
       const storedConnections = await storedLoad.stop();
+      const storedSpill = packerSpill.stop();
       const rssOverJob = rss.stop();
       const packerRss = peakRssMiB(packer.pid!);
       const storedZip = stored.zips[0]!;
@@ -197,9 +216,11 @@ try {
       // A stream job's ZIP, downloaded whole.
       resetPeakRss(api.pid!);
       const streamLoad = await sampleOrigin(origin.url);
+      const apiSpill = sampleSpill(spillRoot, api.pid!);
       const t0 = process.hrtime.bigint();
       const streamed = await drain(streamJob.zips[0]!.download_url);
       const streamMs = ms(t0);
+      const streamSpill = apiSpill.stop();
       const apiRss = peakRssMiB(api.pid!);
       const streamConnections = await streamLoad.stop();
       if (streamed !== streamJob.zips[0]!.size) throw new Error(`stream download sent ${streamed} of ${streamJob.zips[0]!.size}`);
@@ -211,11 +232,11 @@ try {
           `    curl --parallel-max 8  ${MBps(c.bytes, parallelMs)}  (${(parallelMs / 1000).toFixed(1)} s)` + (serialMs ? `;  one curl per file in turn ${MBps(c.bytes, serialMs)}  (${(serialMs / 1000).toFixed(1)} s)` : ''),
           `    writer  ${MBps(zipBytes, writerMs)}  ratio ${ratio(writerMs)}` + (serialMs ? ` (vs serial curl ${(serialMs / writerMs).toFixed(2)})` : '') + `  peak buffered ${(peakBuffered / MiB).toFixed(1)} MiB`,
           `    stored  ${MBps(storedBytes, storedMs)}  ratio ${ratio(storedMs)}  packer peak RSS ${rssFigure(packerRss)};  ` +
-            `preparing ${(phases.preparing / 1000).toFixed(1)} s, packing ${(phases.packing / 1000).toFixed(1)} s, completing ${(phases.completing / 1000).toFixed(1)} s`,
+            `preparing ${(phases.preparing / 1000).toFixed(1)} s, packing ${(phases.packing / 1000).toFixed(1)} s, completing ${(phases.completing / 1000).toFixed(1)} s;  ${spillFigure(storedSpill)}`,
           `    plain upload of ${(storedBytes / MiB).toFixed(0)} MiB into the same s3rver  ${MBps(storedBytes, uploadMs)} (${(uploadMs / 1000).toFixed(1)} s, of which ${(completionMs / 1000).toFixed(1)} s joining the parts on completion);  ` +
             `stored against min(curl, plain upload): ratio ${(Math.max(parallelMs, uploadMs) / storedMs).toFixed(2)};  ` +
             `stored without s3rver's join (${(storedJoinMs / 1000).toFixed(1)} s for this job): ratio ${(parallelMs / (storedMs - storedJoinMs)).toFixed(2)}`,
-          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}  API peak RSS ${rssFigure(apiRss)}`,
+          `    stream  ${MBps(streamed, streamMs)}  ratio ${ratio(streamMs)}  API peak RSS ${rssFigure(apiRss)};  ${spillFigure(streamSpill)}`,
           `    curl    ${describeLoad(curlConnections)}`,
           `    writer  ${describeLoad(writerConnections)}`,
           `    stored  ${describeLoad(storedConnections)}`,
@@ -236,6 +257,7 @@ try {
         packerPeakRssMB: (packerRss * MiB) / 1e6,
         apiPeakRssMB: (apiRss * MiB) / 1e6,
         peakBufferedMiB: peakBuffered / MiB,
+        spill: { stored: storedSpill, stream: streamSpill },
         phasesMs: phases,
         originConnections: { curl: curlConnections, writer: writerConnections, stored: storedConnections, stream: streamConnections },
         plainUploadMBps: rate(storedBytes, uploadMs),
@@ -265,6 +287,7 @@ try {
   for (const c of children) c.kill();
   await db.$disconnect();
   await bench.close();
+  rmSync(spillRoot, { recursive: true, force: true });
 }
 process.exit(0);
 
@@ -272,7 +295,8 @@ function report(): void {
   const params = { SMALL_FILES, SMALL_KIB: SMALL_BYTES / KiB, BIG_FILES, BIG_MIB: BIG_BYTES / MiB, CONCURRENCIES, FILE_COUNTS, FILE_KIB: FILE_BYTES / KiB, LATENCY_MS: Number(process.env.LATENCY_MS ?? 40), RATE_MBPS: Number(process.env.RATE_MBPS ?? 25) };
   writeResults({ bench: 'origins', params, figures: { runs, fileCounts } });
   const where = `origin ${params.LATENCY_MS} ms, ${params.RATE_MBPS} MB/s per connection`;
-  for (const c of cases) {
+  // Charts of the first validator kind's cases (the others are in the JSON).
+  for (const c of cases.filter((k) => k.label.endsWith(VALIDATOR_NAMES[VALIDATORS[0]!] ?? VALIDATORS[0]!))) {
     const of = runs.filter((r) => r.case === c.label);
     if (of.length === 0) continue;
     const line = (name: string, key: string, dashed = false): Series => ({ name, dashed, points: of.map((r) => [r.concurrency, r[key]]) });

@@ -6,7 +6,10 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { writeArchive } from '@ap/archive';
-import { createFetcher, type Fetcher, type FetchAheadOptions } from '@ap/fetch';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFetcher, SpillArea, type Fetcher, type FetchAheadOptions } from '@ap/fetch';
 import { newZipFile } from '@ap/zip';
 import { bytes, startCappedOrigin, type CappedOrigin } from '../packages/fetch/src/testing';
 import { readWithYauzl } from '../packages/zip/src/testing';
@@ -15,25 +18,30 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const files = [200 * KiB, 3 * MiB + 17, 1, 24 * MiB + 5, 64 * KiB].map((size, i) => bytes(size, 100 + i));
 let origin: CappedOrigin;
+/** The same files without ETag or Last-Modified: no body can be split into ranges. */
+let plainOrigin: CappedOrigin;
 let fetcher: Fetcher;
+const spillRoot = mkdtempSync(join(tmpdir(), 'fetch-plans-spill-'));
 
 beforeAll(async () => {
   origin = await startCappedOrigin(files, { bytesPerSecond: 8_000_000 });
+  plainOrigin = await startCappedOrigin(files, { bytesPerSecond: 4_000_000, validators: 'none' });
   fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 10_000, retries: 3, retryBaseDelayMs: 5, userAgent: 'ap-plans-test' });
 });
 
 afterAll(async () => {
   fetcher.close();
-  await origin.close();
+  await Promise.all([origin.close(), plainOrigin.close()]);
+  rmSync(spillRoot, { recursive: true, force: true });
 });
 
-async function zipOf(plan: FetchAheadOptions, sizes: 'known' | 'unknown'): Promise<Buffer> {
+async function zipOf(plan: FetchAheadOptions, sizes: 'known' | 'unknown', from = origin): Promise<Buffer> {
   const zip = newZipFile();
   const chunks: Buffer[] = [];
   const drained = pipeline(zip.outputStream, new Writable({ write: (chunk: Buffer, _e, cb) => (chunks.push(chunk), cb()) }));
   await writeArchive(
     zip,
-    files.map((file, position) => ({ position, url: `${origin.base}/${position}`, filename: `f${position}.bin`, size: sizes === 'known' ? BigInt(file.length) : null, entryName: null })),
+    files.map((file, position) => ({ position, url: `${from.base}/${position}`, filename: `f${position}.bin`, size: sizes === 'known' ? BigInt(file.length) : null, entryName: null })),
     { fetcher, mtime: new Date(Date.UTC(2026, 0, 2)), failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined, fetchAhead: plan },
   );
   zip.end();
@@ -58,5 +66,15 @@ describe('fetch plans', () => {
     expect(sha(await zipOf(plans[2]!, 'unknown'))).toBe(sha(first));
     // The wide plans had several connections at once.
     expect(origin.maxInFlight).toBeGreaterThanOrEqual(4);
+  }, 120_000);
+
+  it('write the same ZIP bytes when the bodies ahead spill to disk (an origin without validators)', async () => {
+    const inMemory = await zipOf({ concurrency: 8, budgetBytes: 64 * MiB }, 'known');
+    const area = SpillArea.open(spillRoot, 256 * MiB);
+    expect(sha(await zipOf({ concurrency: 8, budgetBytes: 4 * MiB, spill: area }, 'known', plainOrigin))).toBe(sha(inMemory));
+    expect(area.spilledBytes).toBeGreaterThan(0);
+    expect(area.usedBytes).toBe(0);
+    for (let waited = 0; waited < 2000 && readdirSync(area.dir).length > 0; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    expect(readdirSync(area.dir)).toEqual([]);
   }, 120_000);
 });

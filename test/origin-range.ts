@@ -13,12 +13,18 @@ export function originRange(header: string | undefined, size: number): OriginRan
   return { status: 206, start, end, contentRange: `bytes ${start}-${end - 1}/${size}` };
 }
 
+/** An origin's validators: an ETag (a string alone), a Last-Modified, or none of them. */
+export type OriginValidators = string | { etag?: string; lastModified?: string };
+
 /**
  * Writes an origin's response head for a body of `size` bytes: 200 or 206 with its length,
  * or a complete 416. Returns the bytes [start, end) to send, or null after a 416.
  */
-export function writeOriginHead(req: IncomingMessage, res: ServerResponse, size: number, etag: string): { start: number; end: number } | null {
-  const headers: Record<string, string> = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag };
+export function writeOriginHead(req: IncomingMessage, res: ServerResponse, size: number, validators: OriginValidators): { start: number; end: number } | null {
+  const { etag, lastModified } = typeof validators === 'string' ? { etag: validators, lastModified: undefined } : validators;
+  const headers: Record<string, string> = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' };
+  if (etag !== undefined) headers.etag = etag;
+  if (lastModified !== undefined) headers['last-modified'] = lastModified;
   const range = originRange(req.headers.range, size);
   if (range.status === 416) {
     res.writeHead(416, { 'content-range': range.contentRange }).end();

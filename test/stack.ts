@@ -85,7 +85,7 @@ export async function startStack(
   const prefix = `${process.env.REDIS_PREFIX ?? 'ap-test'}-stack-${randomBytes(4).toString('hex')}`;
   let base: ServiceContext;
   try {
-    base = createServiceContext('test', testConfig({ PUBLIC_BASE_URL: url, REDIS_PREFIX: prefix, ...overrides }));
+    base = createServiceContext('test', testConfig({ PUBLIC_BASE_URL: url, REDIS_PREFIX: prefix, ...overrides }), { spill: true });
   } catch (err) {
     server.close();
     throw err;

@@ -1,6 +1,8 @@
 // The benches' origin, run as its own process so that serving bytes does not share a core with
 // what is measured. GET/HEAD /blob/<size>/<seed>[/<name>] answers <size> deterministic bytes (a
-// 16 MiB random block, rotated by seed), with Range and ETag. GET /stats answers {bytes,
+// 16 MiB random block, rotated by seed), with Range and ETag; `?v=lm`: a Last-Modified (a strong
+// one, long before the Date) instead of the ETag, `?v=none`: neither (bench:origins' validator
+// kinds, docs/engine.md#spilling-ahead-to-disk). GET /stats answers {bytes,
 // requests, open, peakOpen, sockets}: body bytes written and blob requests so far, responses
 // sending now and the most at once since the last GET /stats?reset, and connections open now
 // (benches measure origin traffic and how many connections a client keeps busy).
@@ -31,6 +33,9 @@ const TEXT = (() => {
   }
   return Buffer.from(lines.join('')).subarray(0, 16 * 1024 * 1024);
 })();
+
+/** The Last-Modified of every `?v=lm` file: strong by RFC 9110 8.8.2.2, long before any Date. */
+const LAST_MODIFIED = new Date(Date.UTC(2026, 0, 1)).toUTCString();
 
 let bytesWritten = 0;
 let requests = 0;
@@ -69,11 +74,12 @@ function write(res: http.ServerResponse, start: number, end: number, seed: numbe
 }
 
 function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const m = /^\/(blob|text)\/(\d+)\/(\d+)(?:\/[^?]*)?$/.exec(req.url ?? '');
+  const m = /^\/(blob|text)\/(\d+)\/(\d+)(?:\/[^?]*)?(?:\?v=(etag|lm|none))?$/.exec(req.url ?? '');
   if (!m) return void res.writeHead(404).end();
   const size = Number(m[2]);
   const seed = Number(m[3]);
-  const span = writeOriginHead(req, res, size, `"${size}-${seed}"`);
+  const validators = m[4] === 'lm' ? { lastModified: LAST_MODIFIED } : m[4] === 'none' ? {} : `"${size}-${seed}"`;
+  const span = writeOriginHead(req, res, size, validators);
   if (!span) return;
   if (req.method === 'HEAD') return void res.end();
   write(res, span.start, span.end, seed, m[1] === 'text' ? TEXT : BLOCK);

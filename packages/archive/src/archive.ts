@@ -93,7 +93,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
           .catch((err: unknown) => (err instanceof FetchError ? err : Promise.reject(err))),
     })),
     (opened) => (opened instanceof FetchError ? null : opened.stream),
-    { hosts: fetcher.hosts, ...options.fetchAhead },
+    { hosts: fetcher.hosts, spill: fetcher.spill, ...options.fetchAhead },
   );
   options.onFetchAhead?.(ahead);
   try {

@@ -136,7 +136,7 @@ export class LayoutReader {
       plan.pieces.filter((p) => p.kind === 'body').map((piece) => ({ size: piece.to - piece.from, host: hostOf(this.inputs[piece.entry]!.url), open: () => this.openSource(piece) })),
       (source) => source.stream,
       // The per-host limits (and ranged mode's growth up to them) as for a stored ZIP's bodies.
-      { hosts: this.fetcher.hosts, ...this.opts.fetchAhead },
+      { hosts: this.fetcher.hosts, spill: this.fetcher.spill, ...this.opts.fetchAhead },
     );
     return this.ahead;
   }

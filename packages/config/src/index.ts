@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_PLAN_CONCURRENT_BINS, PLAN_NAMES, type PlanName } from '@ap/contract';
 import { parseSecretsKey } from '@ap/secrets';
@@ -46,6 +47,7 @@ const port = z.coerce
   .max(65535, { error: 'must be between 0 and 65535' });
 
 const positiveInt = z.coerce.number({ error: 'must be a whole number' }).int({ error: 'must be a whole number' }).positive({ error: 'must be greater than 0' });
+const nonNegativeInt = z.coerce.number({ error: 'must be a whole number' }).int({ error: 'must be a whole number' }).min(0, { error: 'must be 0 or more' });
 
 /** Comma-separated IP addresses or CIDRs (`10.0.0.0/8`, `::1`). */
 const addressList = z
@@ -143,6 +145,11 @@ const schema = z.object({
   FETCH_BUDGET_BYTES: positiveInt.default(64 * 1024 * 1024),
   // What all of an API process's stream downloads fetch ahead together (each also within FETCH_BUDGET_BYTES).
   STREAM_FETCH_BUDGET_BYTES: positiveInt.default(128 * 1024 * 1024),
+  // Bodies fetched ahead beyond the memory budget from origins without validators go to local
+  // disk here (docs/engine.md#spilling-ahead-to-disk): a directory per process, at most this
+  // many bytes (0: no spilling, they wait in memory).
+  FETCH_SPILL_DIR: z.string().min(1, { error: 'must not be empty' }).default(tmpdir()),
+  FETCH_SPILL_BYTES: nonNegativeInt.default(2 * 1024 * 1024 * 1024),
   // A stored bin over twice this is packed in segments of about this size (docs/segments.md).
   SEGMENT_BYTES: positiveInt.min(64 * 1024 * 1024, { error: 'must be at least 67108864 (64 MiB)' }).default(1024 * 1024 * 1024),
   // How long a worker's claim on a queue job lasts without renewal; a killed worker's job is

@@ -36,6 +36,8 @@ export interface Slot<T> {
   /** A body larger than its reservation: reads only `LEAD_WHILE_FAST` ahead unless ranged mode is on (or probed with it). */
   partial: boolean;
   probeLead: boolean;
+  /** A body that cannot be split into ranges: it may spill to disk beyond a short lead (ahead-spill.ts). */
+  unsplittable: boolean;
 }
 
 /**
@@ -71,12 +73,12 @@ export function leadOf(slot: Pick<Slot<unknown>, 'reserved' | 'probeLead' | 'tak
 export function remainingOf(opened: unknown, body: BodyStream): number | null {
   const size = (opened as { size?: number | null }).size;
   if (typeof size !== 'number') return null;
-  return Math.max(0, size - body.received + body.readableLength);
+  return Math.max(0, size - body.received + body.readableLength + body.spilledBytes);
 }
 
 /** Bytes of a body its consumer has read. */
 export function consumedOf(body: Readable): number {
-  return body instanceof BodyStream ? body.received - body.readableLength : 0;
+  return body instanceof BodyStream ? body.received - body.readableLength - body.spilledBytes : 0;
 }
 
 export function wholeFits(opened: unknown, body: BodyStream, reserved: number): boolean {
@@ -84,7 +86,18 @@ export function wholeFits(opened: unknown, body: BodyStream, reserved: number): 
   return left !== null && left <= reserved;
 }
 
-/** Bytes a body holds unread (a BodyStream's segments included). */
+export function sumOver<B>(items: Iterable<B>, count: (item: B) => number): number {
+  let sum = 0;
+  for (const item of items) sum += count(item);
+  return sum;
+}
+
+/** Bytes a body set aside on disk, unread. */
+export function spilledOf(body: Readable): number {
+  return body instanceof BodyStream ? body.spilledBytes : 0;
+}
+
+/** Bytes a body holds unread in memory (a BodyStream's segments included). */
 export function bufferedOf(body: Readable): number {
   return body instanceof BodyStream ? body.heldBytes : body.readableLength;
 }

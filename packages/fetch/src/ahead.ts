@@ -5,43 +5,24 @@
  * or a lead while unsized) until consumed; small bodies are read whole and free their
  * connection, larger ones read a slice ahead then wait (body.ts continues them by range). In
  * ranged mode (ranged-mode.ts) a large body's later bytes come as ranges on connections of their
- * own. The scheduler does not fetch by itself: each item says how its body is opened.
+ * own; a body that cannot be split spills to disk beyond a short lead instead (ahead-spill.ts).
+ * The scheduler does not fetch by itself: each item says how its body is opened.
  */
 import type { Readable } from 'node:stream';
 import { BodyStream } from './body';
-import { BODY_OVERHEAD, bufferedOf, consumedOf, LEAD_WHILE_FAST, leadOf, MAX_BODIES_AHEAD, remainingOf, reserveFor, watchBuffered, wholeFits, type Slot } from './ahead-slot';
+import { BODY_OVERHEAD, bufferedOf, consumedOf, LEAD_WHILE_FAST, leadOf, MAX_BODIES_AHEAD, remainingOf, reserveFor, spilledOf, sumOver, watchBuffered, wholeFits, type Slot } from './ahead-slot';
+import { updateSpill } from './ahead-spill';
+import { FETCH_AHEAD_DEFAULTS, type AheadItem, type FetchAheadOptions } from './ahead-options';
 import { RangedMode } from './ranged-mode';
-import type { HostLimits } from './host-limits';
 import type { SharedBudget } from './shared-budget';
 
 export { SharedBudget } from './shared-budget';
-
-export interface FetchAheadOptions {
-  /** Requests in flight at once (connections busy) per archive. Default 8. */
-  concurrency?: number;
-  /** Body bytes buffered ahead of the consumer, at most, per archive. Default 64 MiB. */
-  budgetBytes?: number;
-  /** A budget this archive shares with others being written in the same process. */
-  shared?: SharedBudget;
-  /** Connections per origin host (the fetcher's `hosts`): asked before any beyond the body in turn. */
-  hosts?: HostLimits;
-  /** Keep `peakBufferedBytes` up to date (tests, benches): a sum over the bodies per chunk. */
-  measure?: boolean;
-}
-
-export interface AheadItem<T> {
-  /** Bytes the body has, when known before it is opened. */
-  size: number | null;
-  /** The origin host it comes from (the per-host connection limit), when known. */
-  host?: string;
-  /** Opens the body (rejects when it cannot be had). */
-  open(): Promise<T>;
-}
+export type { AheadItem, FetchAheadOptions } from './ahead-options';
 
 /** The smallest range the archive's last body is split into (a round trip is little of it at 2 MB/s). */
 const TAIL_RANGE_BYTES = 512 * 1024;
 
-export const FETCH_AHEAD_DEFAULTS = { concurrency: 8, budgetBytes: 64 * 1024 * 1024 };
+export { FETCH_AHEAD_DEFAULTS } from './ahead-options';
 
 export class FetchAhead<T> {
   readonly concurrency: number;
@@ -78,14 +59,14 @@ export class FetchAhead<T> {
     this.shared = options.shared ?? null;
     const maxExtra = Math.max(0, (options.hosts?.perHost ?? 0) - this.concurrency);
     this.mode = new RangedMode(this.slice, {
-      arrived: () => this.consumed() + this.bufferedBytes(),
+      arrived: () => this.consumed() + this.bufferedBytes() + sumOver(this.live, spilledOf),
       arrivedInTurn: () => this.consumed() + this.bufferedInTurn(),
       offerSegments: () => this.offerSegments(),
       raiseProbeLeads: (n) => {
         const ahead = [...this.partialAhead()].slice(0, n);
         for (const slot of ahead) {
           slot.probeLead = true;
-          slot.body.readAhead = this.leadOf(slot);
+          this.setLead(slot);
         }
         return ahead.length;
       },
@@ -106,9 +87,7 @@ export class FetchAhead<T> {
 
   /** Body bytes sitting in buffers now, not yet consumed. */
   bufferedBytes(): number {
-    let sum = 0;
-    for (const body of this.live) sum += bufferedOf(body);
-    return sum;
+    return sumOver(this.live, bufferedOf);
   }
 
   /**
@@ -273,6 +252,7 @@ export class FetchAhead<T> {
       released: false,
       partial: false,
       probeLead: false,
+      unsplittable: false,
     };
     this.reserve(slot.reserved);
     this.busy++;
@@ -322,7 +302,9 @@ export class FetchAhead<T> {
           this.reserve(change);
           slot.reserved += change;
           slot.partial = !wholeFits(opened, body, slot.reserved);
-          body.readAhead = slot.partial ? this.leadOf(slot) : slot.reserved;
+          slot.unsplittable = !body.splittable;
+          if (slot.partial) this.setLead(slot);
+          else body.readAhead = slot.reserved;
           holdConnections(body.requests);
           body.on('requests', (n: number) => {
             if (!slot.released) holdConnections(n);
@@ -381,24 +363,35 @@ export class FetchAhead<T> {
    * (the upload between two parts), which ended probes as "no gain" (docs/engine.md#fetching-ahead).
    */
   private setLeads(): void {
-    for (const slot of this.partialAhead()) slot.body.readAhead = this.leadOf(slot);
+    for (const slot of this.partialAhead()) this.setLead(slot);
     for (const slot of this.held.values()) {
       if (!slot.taken || !slot.partial || slot.released || !(slot.body instanceof BodyStream)) continue;
-      slot.body.readAhead = this.leadOf(slot);
+      this.setLead(slot);
     }
   }
 
-  /** Body bytes buffered, not yet consumed, of the bodies handed to the consumer. */
+  /** A body read in part: whether it spills (giving back memory it then does not need), and how far it reads ahead. */
+  private setLead(slot: Slot<T>): void {
+    const freed = updateSpill(slot, this.options.spill, this.mode.state, this.slice);
+    if (freed > 0) {
+      slot.reserved -= freed;
+      this.reserve(-freed);
+      this.pumpSoon();
+    }
+    (slot.body as BodyStream).readAhead = this.leadOf(slot);
+  }
+
+  /** Body bytes arrived, not yet consumed, of the bodies handed to the consumer. */
   private bufferedInTurn(): number {
-    let sum = 0;
-    for (const slot of this.held.values()) if (slot.taken && slot.body) sum += bufferedOf(slot.body);
-    return sum;
+    return sumOver(this.takenBodies(), (body) => bufferedOf(body) + spilledOf(body));
   }
 
   /** Bytes the consumer has read so far. */
   private consumed(): number {
-    let sum = this.releasedConsumed;
-    for (const slot of this.held.values()) if (slot.taken && slot.body) sum += consumedOf(slot.body);
-    return sum;
+    return this.releasedConsumed + sumOver(this.takenBodies(), consumedOf);
+  }
+
+  private *takenBodies(): Generator<Readable> {
+    for (const slot of this.held.values()) if (slot.taken && slot.body) yield slot.body;
   }
 }

@@ -112,9 +112,9 @@ export abstract class MeteredReadable extends Readable {
     this.pace.reset();
   }
 
-  /** Hands a chunk to the consumer, ending a wait for it. */
-  protected deliver(chunk: Buffer): void {
-    this.received += chunk.length;
+  /** Hands a chunk to the consumer, ending a wait for it; `arrived`: it comes from the origin now (not read back from a spill file). */
+  protected deliver(chunk: Buffer, arrived = true): void {
+    if (arrived) this.received += chunk.length;
     // The reader waits: a read found nothing, or it takes every chunk as it comes (flowing).
     if (this.pace.delivered(chunk.length, this.readableFlowing === true && this.readableLength === 0)) this.emit('starved');
     if (chunk.length > 0) this.pushed.add(chunk.length, this.readableLength);

@@ -5,12 +5,16 @@
  * It is also the fetch-ahead scheduler's buffer (ahead.ts): `readAhead` bytes are read ahead
  * unconsumed, and a body held back that long is parked (closed quietly before an idle timeout),
  * to be resumed when read. Its main response may be cut short at `mainStop` (ranged mode,
- * body.ts: the rest comes from ranges on connections of their own).
+ * body.ts: the rest comes from ranges on connections of their own). While the scheduler lets it
+ * (`spillTo`), bytes arriving beyond its read-ahead go to a spill file instead of waiting, and
+ * are read back in order (body-spill.ts).
  */
 import type { Readable } from 'node:stream';
 import { MeteredReadable } from './body-reader';
 import { isCut, wholeBodyError, type BodyStreamOptions } from './body-options';
 import { FetchError, shortBodyError } from './errors';
+import { SpillFile } from './body-spill';
+import type { SpillArea } from './spill-area';
 
 const noop = (): void => {};
 
@@ -37,6 +41,16 @@ export abstract class ResumableBody extends MeteredReadable {
   private holdTimer: NodeJS.Timeout | null = null;
   protected readonly opts: BodyStreamOptions;
   private readonly stopWatchingSignal: () => void = noop;
+  /** Where bytes beyond the read-ahead may go (null: the body waits instead). */
+  private spillArea: SpillArea | null = null;
+  /** The bytes after those in the buffer, when some arrived while it was full. */
+  private spill: SpillFile | null = null;
+  private readingBack = false;
+  /** The source ended with bytes still in the spill file: the end is pushed once they are read. */
+  private endAfterSpill = false;
+  private readonly spillWake = () => {
+    if (!this.destroyed && (this.spill ? this.spillArea !== null && this.spill.usable : this.roomAhead() || this.spillRoom())) this.resumeSource();
+  };
 
   constructor(source: Readable, opts: BodyStreamOptions) {
     super({ highWaterMark: 64 * 1024 });
@@ -77,7 +91,74 @@ export abstract class ResumableBody extends MeteredReadable {
   protected finish(): void {
     this.fetched = true;
     this.noteRequests();
-    this.push(null);
+    if (this.spill) this.endAfterSpill = true;
+    else this.push(null);
+  }
+
+  /** Bytes arrived and set aside in the spill file, not yet read back. */
+  get spilledBytes(): number {
+    return this.spill?.unread ?? 0;
+  }
+
+  /** Lets bytes beyond the read-ahead go to `area` from now (null: the body waits for its reader instead). */
+  spillTo(area: SpillArea | null): void {
+    this.spillArea = area;
+    if (area && this.spillRoom()) this.resumeSource();
+  }
+
+  private spillRoom(): boolean {
+    return this.spillArea !== null && this.spillArea.room() > 0;
+  }
+
+  /** A chunk arrived after the buffer filled: to the spill file, in order; the source waits when that cannot take more. */
+  private spillChunk(chunk: Buffer, source: Readable): void {
+    if (!this.spill) {
+      this.spill = new SpillFile(this.spillArea!, this.spillWake);
+      this.resetPace();
+      // Read slower than it arrives (the body being read): as holding the source would say.
+      this.emit('held');
+    }
+    this.received += chunk.length;
+    this.spill.append(chunk);
+    if ((this.spillArea !== null && this.spill.usable) || this.received >= this.sourceEnd) return;
+    this.holdSource(source, false);
+    this.spillArea?.wakeOnRoom(this.spillWake);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Readable.read's own signature
+  override read(size?: number): any {
+    const out: unknown = super.read(size);
+    // Read back before the buffer runs dry (Node asks only below its 64 KiB), so the reader does not wait on the disk.
+    if (this.spill && this.readableLength < this.readAhead / 2) this.readBack();
+    return out;
+  }
+
+  /** Reads the spill file's next bytes into the buffer, while there is room; once read to its end, the file goes. */
+  private readBack(): void {
+    const spill = this.spill;
+    if (!spill || this.readingBack || this.destroyed) return;
+    this.readingBack = true;
+    const room = Math.max(this.readAhead, this.readableHighWaterMark) - this.readableLength;
+    spill.read(Math.max(room, this.readableHighWaterMark)).then(
+      (chunk) => {
+        this.readingBack = false;
+        if (this.destroyed || this.spill !== spill) return;
+        if (chunk && chunk.length > 0) this.deliver(chunk, false);
+        if (spill.unread > 0) {
+          if (this.roomAhead()) this.readBack();
+          return;
+        }
+        this.spill = null;
+        void spill.remove();
+        if (this.endAfterSpill) this.push(null);
+        else if (this.roomAhead()) this.resumeSource();
+      },
+      (error: unknown) => {
+        this.readingBack = false;
+        if (this.destroyed || this.spill !== spill) return; // removed with its body
+        this.destroy(new FetchError('other', 'a body fetched ahead could not be read back from local disk', { retryable: false, detail: (error as Error).message }));
+      },
+    );
   }
 
   /**
@@ -122,9 +203,13 @@ export abstract class ResumableBody extends MeteredReadable {
         if (this.mainStop > this.received) this.deliver(chunk.subarray(0, this.mainStop - this.received));
         return this.handOver();
       }
+      if (this.spill || (!this.roomAhead() && this.spillRoom())) return this.spillChunk(chunk, source);
       this.deliver(chunk);
       // A source whose last byte is in is left to end (its connection is then free), full or not.
-      if (!this.roomAhead() && this.received < this.sourceEnd) this.holdSource(source);
+      if (!this.roomAhead() && this.received < this.sourceEnd && !this.spillRoom()) {
+        this.holdSource(source);
+        this.spillArea?.wakeOnRoom(this.spillWake); // spilling allowed, the area full: on when it has room
+      }
     });
     source.once('end', () => {
       if (source !== this.source) return;
@@ -146,12 +231,13 @@ export abstract class ResumableBody extends MeteredReadable {
     if (source.errored) queueMicrotask(() => source.emit('error', source.errored));
   }
 
-  private holdSource(source: Readable): void {
+  /** `readSlower`: held because the reader is slower than the origin (not for want of spill room). */
+  private holdSource(source: Readable, readSlower = true): void {
     if (this.sourcePaused) return;
     this.sourcePaused = true;
     source.pause();
     this.resetPace(); // read slower than it arrives: a later wait is measured afresh
-    this.emit('held');
+    if (readSlower) this.emit('held');
     // Held back this long: let the connection go before a timeout (ours or the origin's) does.
     if (this.opts.resume && this.opts.size !== null) {
       this.holdTimer = setTimeout(() => this.park(), this.opts.holdLimitMs);
@@ -175,16 +261,15 @@ export abstract class ResumableBody extends MeteredReadable {
 
   /** Node asks _read for more only once until a push: a body parked since then would never be asked again. */
   protected pullIfIdle(): void {
-    if (this.parked) this._read();
+    if (this.parked || this.spill) this._read();
   }
 
   override _read(): void {
     if (this.parked) {
       this.parked = false;
       this.reopen(false);
-      return;
-    }
-    this.resumeSource();
+    } else if (!this.spill) this.resumeSource();
+    this.readBack();
   }
 
   /** Lets the current response go (its late errors ignored). */
@@ -266,6 +351,8 @@ export abstract class ResumableBody extends MeteredReadable {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.stopWatchingSignal();
+    void this.spill?.remove();
+    this.spill = null;
     this.dropSource();
     this.noteRequests();
     callback(error);

@@ -36,6 +36,11 @@ export class BodyStream extends ResumableBody {
     return this.opts.size - (last ? last.to : this.received);
   }
 
+  /** Whether ranges of the body can be fetched on connections of their own (ranged mode). */
+  get splittable(): boolean {
+    return this.opts.segment !== undefined && this.opts.size !== null && !this.rangesRefused;
+  }
+
   /** Whether the body has been split into segments. */
   override get ranged(): boolean {
     return this.segments.length > 0 || this.draining;

@@ -86,6 +86,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       return s3.list(url, access.s3, { limit, signal });
     },
     hosts: client.hosts,
+    spill: options.spill ?? null,
     close: () => {
       client.close();
       s3.close();

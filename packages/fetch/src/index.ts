@@ -9,6 +9,7 @@ export type { AddressVerdict, LookupFunction } from './guard';
 export { parseContentRange, parseRetryAfter } from './headers';
 export { FetchAhead, FETCH_AHEAD_DEFAULTS, SharedBudget } from './ahead';
 export { HostLimits } from './host-limits';
+export { SpillArea } from './spill-area';
 export type { AheadItem, FetchAheadOptions } from './ahead';
 export { BodyStream } from './body';
 export { checkUrl, createGuardedAgents, parseAllowList } from './guard';

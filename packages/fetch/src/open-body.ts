@@ -8,7 +8,7 @@ import { BodyStream } from './body';
 import type { HttpClient } from './client';
 import { FetchError } from './errors';
 import { header, parseContentLength, parseContentRange } from './headers';
-import { changedSize, metadata, statusError, strongEtag } from './response';
+import { changedSize, metadata, statusError, strongEtag, strongLastModified } from './response';
 import type { Retrier } from './retry';
 import type { BodySource, SourceReader } from './source';
 import { limitLength, type LengthLimit } from './streams';
@@ -94,10 +94,12 @@ export function createOpenBody(client: HttpClient, retrier: Retrier, sources: So
       const first = status === 206 ? range!.start : 0;
       const canResume = size !== null && size > 0 && (status === 206 || (status === 200 && range === undefined));
       const validator = { etag: meta.etag ?? ifMatchStrong, lastModified: meta.lastModified };
-      const source: BodySource = { url, start: first, total: totalSize, ...validator };
-      // Several ranges at once need an origin that says it serves them, and a validator that
-      // tells a changed file from the same one on every segment.
-      const validated = strongEtag(validator.etag) !== undefined || validator.lastModified !== undefined;
+      const modifiedStrong = strongLastModified(meta.lastModified, header(response.headers, 'date')) !== undefined;
+      const source: BodySource = { url, start: first, total: totalSize, ...validator, modifiedStrong };
+      // Several ranges at once need an origin that says it serves them, and a strong validator
+      // that tells a changed file from the same one on every segment: a strong ETag, or a
+      // Last-Modified a minute or more before the response's Date (docs/engine.md#fetching-ahead).
+      const validated = strongEtag(validator.etag) !== undefined || modifiedStrong;
       const rangeable = canResume && validated && totalSize !== null && (status === 206 || /\bbytes\b/i.test(header(response.headers, 'accept-ranges') ?? ''));
       const body = new BodyStream(limitLength(stream, enforce), {
         ...sources.bodyOptions(size, signal, enforce?.what ?? (status === 206 ? 'the requested range' : 'declared length')),

@@ -29,6 +29,17 @@ export function changedSize(expected: number, actual: number): FetchError {
   return new FetchError('changed', `file changed since it was probed (size ${actual} bytes, expected ${expected})`, { retryable: false });
 }
 
+/**
+ * A Last-Modified that is a strong validator (RFC 9110 8.8.2.2): at least 60 s before the
+ * response's Date, so no change within its second can hide behind it. Undefined when weak.
+ */
+export function strongLastModified(lastModified: string | undefined, date: string | undefined): string | undefined {
+  if (lastModified === undefined || date === undefined) return undefined;
+  const modified = Date.parse(lastModified);
+  const sent = Date.parse(date);
+  return Number.isFinite(modified) && Number.isFinite(sent) && sent - modified >= 60_000 ? lastModified : undefined;
+}
+
 /** The strong ETag to send as If-Match: weak ones never match under its strong comparison. */
 export function strongEtag(etag: string | undefined): string | undefined {
   return etag !== undefined && !etag.startsWith('W/') ? etag : undefined;

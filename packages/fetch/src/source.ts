@@ -23,6 +23,8 @@ export interface BodySource {
   total: number | null;
   etag?: string;
   lastModified?: string;
+  /** The Last-Modified is a strong validator (response.ts `strongLastModified`): sent as a precondition. */
+  modifiedStrong?: boolean;
 }
 
 export interface SourceReader {
@@ -82,15 +84,20 @@ export function createSourceReader(client: HttpClient, retrier: Retrier, ctx: Er
     const from = source.start + offset;
     const last = source.start + end - 1;
     const headers: Record<string, string> = { range: `bytes=${from}-${last}` };
-    // If-Match on a strong ETag, else If-Range on Last-Modified.
+    // If-Match on a strong ETag, else If-Unmodified-Since on a strong Last-Modified (a changed
+    // file: 412), with If-Range where no ETag exists (RFC 9110 13.1.5 allows a date only then).
+    // A weak one is only compared with the answer's.
     const etag = strongEtag(source.etag);
     if (etag) headers['if-match'] = etag;
-    else if (source.lastModified) headers['if-range'] = source.lastModified;
+    else if (source.lastModified && source.modifiedStrong) {
+      headers['if-unmodified-since'] = source.lastModified;
+      if (source.etag === undefined) headers['if-range'] = source.lastModified;
+    }
     const { stream, response } = await attempt(url, 'GET', headers, signal);
     try {
       const status = response.statusCode;
       const changed = (why: string) => new FetchError('changed', `file changed while it was fetched (${why})`, { retryable: false, status });
-      if (status === 412) throw changed('ETag no longer matches');
+      if (status === 412) throw changed(etag ? 'ETag no longer matches' : 'modified since');
       if (status < 200 || status >= 300) throw statusError(response);
       const meta = metadata(response);
       if (etag && meta.etag !== undefined && meta.etag !== etag) throw changed('ETag differs');

@@ -101,6 +101,8 @@ export interface CappedOrigin extends TestOrigin {
   /** Responses being sent now, and the most ever at once. */
   inFlight: number;
   maxInFlight: number;
+  /** Responses that sent bytes since the last call (busy connections, not ones held back by their client). */
+  takeBusy(): number;
   /** 429 answers given. */
   refusals: number;
 }
@@ -110,6 +112,12 @@ export interface CappedOptions {
   bytesPerSecond: number;
   /** Answers 429 with `Retry-After: 1` while more than this many responses are in flight. */
   refuseAbove?: number;
+  /**
+   * What the files are validated by: a strong ETag (the default); a Last-Modified only, an hour
+   * before the response's Date (strong, RFC 9110 8.8.2.2) or `recent` (the Date's second: weak);
+   * or none, which also means no Accept-Ranges (an application server generating files).
+   */
+  validators?: 'etag' | 'last-modified' | 'recent' | 'none';
 }
 
 /**
@@ -119,6 +127,8 @@ export interface CappedOptions {
 export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): Promise<CappedOrigin> {
   const tickMs = 16;
   const perTick = Math.max(1, Math.round((opts.bytesPerSecond * tickMs) / 1000));
+  const busy = new Set<unknown>();
+  const lastModified = new Date(Date.now() - (opts.validators === 'recent' ? 0 : 3600_000)).toUTCString();
   const o = (await startOrigin((req, res, origin) => {
     const state = origin as CappedOrigin;
     const body = files[Number(req.url!.slice(1))];
@@ -127,7 +137,10 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
       state.refusals++;
       return void res.writeHead(429, { 'retry-after': '1' }).end();
     }
-    const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', etag: '"capped"' };
+    const validators = opts.validators ?? 'etag';
+    const headers: Record<string, string | number> = validators === 'none' ? {} : { 'accept-ranges': 'bytes' };
+    if (validators === 'etag') headers.etag = '"capped"';
+    else if (validators !== 'none') headers['last-modified'] = lastModified;
     const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     const start = m ? Number(m[1]) : 0;
     const end = m ? Math.min(Number(m[2]) + 1, body.length) : body.length;
@@ -149,6 +162,7 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
       if (res.destroyed) return;
       const next = Math.min(end, at + perTick);
       const more = res.write(body.subarray(at, next));
+      busy.add(res);
       at = next;
       if (at >= end) {
         finish();
@@ -162,5 +176,10 @@ export async function startCappedOrigin(files: Buffer[], opts: CappedOptions): P
   o.inFlight = 0;
   o.maxInFlight = 0;
   o.refusals = 0;
+  o.takeBusy = () => {
+    const n = busy.size;
+    busy.clear();
+    return n;
+  };
   return o;
 }

@@ -6,6 +6,7 @@ import type { FetchError } from './errors';
 import type { PrefixListing } from './s3-listing';
 import type { LookupFunction } from './guard';
 import type { MinRate } from './limits';
+import type { SpillArea } from './spill-area';
 
 export interface FetcherOptions {
   /** Operator's ALLOW_PRIVATE_URLS=true (development and tests only). */
@@ -41,6 +42,8 @@ export interface FetcherOptions {
   extraCa?: ReadonlyArray<string | Buffer>;
   /** A body slower than this is cut, "origin too slow" (limits.ts). Default 16 KiB per 30 s. */
   minRate?: MinRate;
+  /** The process's spill area for bodies fetched ahead (spill-area.ts); none: they wait in memory. */
+  spill?: SpillArea;
 }
 
 export interface ProbeOk {
@@ -115,6 +118,8 @@ export interface Fetcher {
   listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal }): Promise<PrefixListing>;
   /** Connections per origin host, shared by every archive this fetcher serves (host-limits.ts). */
   hosts: HostLimits;
+  /** Where bodies fetched ahead spill beyond the memory budget (FetchAheadOptions `spill`). */
+  spill?: SpillArea | null;
   /** Closes the keep-alive sockets. */
   close(): void;
 }

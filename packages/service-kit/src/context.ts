@@ -4,7 +4,7 @@ import { createDb, type Db } from '@ap/db';
 import { createLogger, type Logger } from '@ap/log';
 import { createRedis, type Redis } from '@ap/queue';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
-import { createFetcher, DEFAULT_MIN_RATE, setDnsServers, type Fetcher } from '@ap/fetch';
+import { createFetcher, DEFAULT_MIN_RATE, setDnsServers, SpillArea, type Fetcher } from '@ap/fetch';
 import type { ReadinessCheck } from './health';
 import { measuredFetcher } from './measured-fetcher';
 import { bytesUploadedTotal } from './metrics';
@@ -68,7 +68,11 @@ function countUploadedBytes(store: ObjectStore): void {
   );
 }
 
-export function createServiceContext(name: string, config: Config): ServiceContext {
+/**
+ * `spill`: the process fetches ahead (packer, API), so it gets a spill area under
+ * FETCH_SPILL_DIR, removing those of processes no longer running (docs/engine.md#spilling-ahead-to-disk).
+ */
+export function createServiceContext(name: string, config: Config, { spill = false } = {}): ServiceContext {
   const log = createLogger(name, config.LOG_LEVEL);
   setDnsServers(config.DNS_SERVERS);
   const db = createDb(config.DATABASE_URL);
@@ -76,7 +80,8 @@ export function createServiceContext(name: string, config: Config): ServiceConte
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
   const store = createObjectStore(storageConfig(config));
   countUploadedBytes(store);
-  const fetcher = measuredFetcher(createFetcher(fetcherOptions(config)), name);
+  const spillArea = spill && config.FETCH_SPILL_BYTES > 0 ? SpillArea.open(config.FETCH_SPILL_DIR, config.FETCH_SPILL_BYTES) : null;
+  const fetcher = measuredFetcher(createFetcher({ ...fetcherOptions(config), ...(spillArea ? { spill: spillArea } : {}) }), name);
   return {
     config,
     log,
@@ -94,6 +99,7 @@ export function createServiceContext(name: string, config: Config): ServiceConte
       await Promise.allSettled([db.$disconnect(), redis.quit()]);
       store.client.destroy();
       fetcher.close();
+      spillArea?.close();
     },
   };
 }

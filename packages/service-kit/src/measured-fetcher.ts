@@ -16,6 +16,7 @@ function countFailure(err: unknown): void {
 export function measuredFetcher(fetcher: Fetcher, service: string): Fetcher {
   return {
     hosts: fetcher.hosts,
+    spill: fetcher.spill ?? null,
     async probe(url, options) {
       const result = await fetcher.probe(url, options);
       if (!result.ok) countFailure(result.cause);

@@ -8,7 +8,7 @@ import { applyServerSettings } from './http/server-settings';
 /** docs/operations.md#the-rules: on SIGTERM, responses in flight get this long to finish. */
 const DRAIN_MS = 25_000;
 
-const ctx = createServiceContext('api', loadConfig());
+const ctx = createServiceContext('api', loadConfig(), { spill: true });
 const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcurrentBins: ctx.config.PLAN_CONCURRENT_BINS });
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const app = createApp({ ...ctx, queues });

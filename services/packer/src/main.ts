@@ -6,7 +6,7 @@ import { createPackerProcessor } from './processor';
 /** docs/operations.md#the-rules: a packer hands its bin back within 10 s of SIGTERM. */
 const HAND_BACK_MS = 10_000;
 
-const ctx = createServiceContext('packer', loadConfig());
+const ctx = createServiceContext('packer', loadConfig(), { spill: true });
 // The operations port first: a port in use ends the process before it joins the queues.
 const health = await startHealthServer(ctx.config.HEALTH_PORT, ctx.readiness).catch(exitIfPortInUse(ctx.log));
 const concurrency = ctx.config.PACKER_CONCURRENCY;
