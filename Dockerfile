@@ -32,4 +32,4 @@ USER node
 EXPOSE 3000 8081
 # docker-compose and k8s set the command per service (with its V8 flags, scripts/services.ts); migrations:
 # `node dist/migrate.js`; the first user: `node dist/admin.js users create --email E --plan P`.
-CMD ["node", "--max-semi-space-size=2", "--heap-growing-percent=50", "services/api/dist/main.js"]
+CMD ["node", "--liftoff-only", "--max-semi-space-size=2", "--heap-growing-percent=50", "services/api/dist/main.js"]

@@ -21,8 +21,12 @@ export const SERVICE_NODE_FLAGS: Record<ServiceName, string[]> = {
   // 2 MiB semi-spaces: V8's default on a large host let the young generation grow to 128 MiB,
   // most of an idle API's RSS. Smaller semi-spaces promote more of a download's per-chunk
   // objects, so the old generation grows by half its live size, as the packer's (docs/engine.md#memory).
-  api: ['--max-semi-space-size=2', '--heap-growing-percent=50'],
-  preparer: [],
+  // Liftoff only in every service: Prisma's wasm query compiler tiered up to TurboFan costs
+  // ~50 MiB of code per process (docs/operations.md#memory-per-process).
+  api: ['--liftoff-only', '--max-semi-space-size=2', '--heap-growing-percent=50'],
+  // As the packer's young and old generations: a 20,000-file job's probes otherwise grew its
+  // heap to 300 MB of mostly garbage.
+  preparer: ['--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=50'],
   // Liftoff only: Prisma's wasm query compiler is not tiered up to TurboFan (~50 MiB). 1 MiB
   // semi-spaces keep the heap smaller. No memory reducer: after an idle spell it pins the heap
   // limit just above the live heap and the socket chunks' external memory then starts a full

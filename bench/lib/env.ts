@@ -182,7 +182,8 @@ export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 /**
  * The API on a free port and the other services named, on the bench's surroundings; resolves
  * once the API answers /healthz. PROFILE=<dir>: each service writes a V8 CPU profile there when
- * it stops (open it in Chrome DevTools).
+ * it stops (open it in Chrome DevTools). BENCH_FLAGS_<service>: more node flags for that service
+ * (e.g. BENCH_FLAGS_api="--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=/tmp").
  */
 export async function startApiAndServices(
   bench: BenchEnv,
@@ -193,8 +194,9 @@ export async function startApiAndServices(
   const apiUrl = `http://127.0.0.1:${port}`;
   const env = { ...process.env, ...bench.env, PORT: String(port), PUBLIC_BASE_URL: apiUrl, ...extraEnv };
   const profile = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-  const api = await startService('api', env, profile);
-  const children = [api, ...(await Promise.all(others.map((name) => startService(name, env, profile))))];
+  const flagsOf = (name: ServiceName) => [...profile, ...(process.env[`BENCH_FLAGS_${name}`]?.split(' ') ?? [])];
+  const api = await startService('api', env, flagsOf('api'));
+  const children = [api, ...(await Promise.all(others.map((name) => startService(name, env, flagsOf(name)))))];
   // Up to a minute: on a loaded machine the API has taken over 10 s to start.
   for (let i = 0; ; i++) {
     if (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) break;

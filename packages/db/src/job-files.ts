@@ -57,6 +57,29 @@ const BIN_FILE_SELECT = {
   sourceId: true,
 } as const;
 
+/**
+ * Rows per read and per update statement when a job's files are walked
+ * (docs/operations.md#memory-per-process): a read's rows and a statement's parameters are built
+ * whole by Prisma and the driver, several times the rows' own size at the peak. Updates take
+ * more rows a statement: they run inside transactions that must end within 5 s on a busy host.
+ */
+export const FILE_PAGE_ROWS = 1_000;
+const FILE_UPDATE_ROWS = 5_000;
+
+async function inPages<T>(items: readonly T[], write: (page: readonly T[]) => Promise<void>): Promise<void> {
+  for (let at = 0; at < items.length; at += FILE_UPDATE_ROWS) await write(items.slice(at, at + FILE_UPDATE_ROWS));
+}
+
+/** Reads pages of rows ordered by position until one comes back short. */
+async function* pagesByPosition<T extends { position: number }>(read: (after: number, take: number) => Promise<T[]>): AsyncGenerator<T[]> {
+  for (let after = -1; ; ) {
+    const page = await read(after, FILE_PAGE_ROWS);
+    if (page.length > 0) yield page;
+    if (page.length < FILE_PAGE_ROWS) return;
+    after = page[page.length - 1]!.position;
+  }
+}
+
 /** A file as inserted: its sealed headers (and their names) or its source, when it has them. */
 export interface NewJobFileRow {
   url: string;
@@ -68,8 +91,8 @@ export interface NewJobFileRow {
 
 /** A job's files as created: in input order, all in `zipId` when the bin is known up front. */
 export async function insertJobFiles(tx: DbTx, jobId: string, files: readonly NewJobFileRow[], zipId: string | null): Promise<void> {
-  // One statement for any number of files (20,000 rows in a few tens of ms). Header names are
-  // HTTP tokens (no commas): stored joined.
+  // One statement for any number of files (20,000 rows in a few tens of ms): the request's body
+  // holds them all already. Header names are HTTP tokens (no commas): stored joined.
   await tx.$executeRaw`
     INSERT INTO job_files (job_id, position, url, filename, zip_id, headers, header_names, source_id)
     SELECT ${jobId}::uuid, f.position - 1, f.url, f.filename, ${zipId}, f.headers, f.header_names, f.source_id
@@ -89,16 +112,25 @@ export async function replaceJobFiles(tx: DbTx, jobId: string, files: readonly N
   await insertJobFiles(tx, jobId, files, null);
 }
 
-/** Every file of a job, to probe: in input order. */
-export function filesToProbe(db: DbTx, jobId: string): Promise<Pick<JobFileRow, 'position' | 'url' | 'filename' | 'headers' | 'sourceId'>[]> {
-  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { position: true, url: true, filename: true, headers: true, sourceId: true } });
+/** A file to probe. */
+export type FileToProbe = Pick<JobFileRow, 'position' | 'url' | 'filename' | 'headers' | 'sourceId'>;
+
+/** Every file of a job, to probe: in input order, a page at a time. */
+export function filesToProbe(db: DbTx, jobId: string): AsyncGenerator<FileToProbe[]> {
+  return pagesByPosition((after, take) =>
+    db.jobFile.findMany({ where: { jobId, position: { gt: after } }, orderBy: { position: 'asc' }, take, select: { position: true, url: true, filename: true, headers: true, sourceId: true } }),
+  );
 }
 
 /** What preparing learned of a file: its probe, entry name, failure and bin. */
 export type ProbedFileRecord = Pick<JobFileRow, 'position' | 'etag' | 'lastModified' | 'entryName' | 'error' | 'zipId'> & { size: number | null };
 
-/** Records every file's probe result and bin, in one statement. */
-export async function recordProbedFiles(tx: DbTx, jobId: string, files: readonly ProbedFileRecord[]): Promise<void> {
+/** Records every file's probe result and bin, up to 5,000 files a statement. */
+export async function recordProbedFiles(tx: DbTx, jobId: string, all: readonly ProbedFileRecord[]): Promise<void> {
+  await inPages(all, (files) => recordProbedPage(tx, jobId, files));
+}
+
+async function recordProbedPage(tx: DbTx, jobId: string, files: readonly ProbedFileRecord[]): Promise<void> {
   await tx.$executeRaw`
     UPDATE job_files AS f
        SET size = u.size, etag = u.etag, last_modified = u.last_modified, entry_name = u.entry_name, error = u.error, zip_id = u.zip_id
@@ -114,14 +146,26 @@ export async function recordProbedFiles(tx: DbTx, jobId: string, files: readonly
      WHERE f.job_id = ${jobId}::uuid AND f.position = u.position`;
 }
 
-/** The files of a bin whose URL has not failed, in archive order. */
-export function binFiles(db: DbTx, zipId: string): Promise<BinFileRow[]> {
-  return db.jobFile.findMany({ where: { zipId, error: null }, orderBy: { position: 'asc' }, select: BIN_FILE_SELECT });
+/** The files of a bin whose URL has not failed, in archive order (read a page at a time). */
+export async function binFiles(db: DbTx, zipId: string): Promise<BinFileRow[]> {
+  const rows: BinFileRow[] = [];
+  const pages = pagesByPosition((after, take) => db.jobFile.findMany({ where: { zipId, error: null, position: { gt: after } }, orderBy: { position: 'asc' }, take, select: BIN_FILE_SELECT }));
+  for await (const page of pages) for (const row of page) rows.push(row);
+  return rows;
+}
+
+/** A job's files as its views show them, in input order, a page at a time. */
+export function jobFileViewPages(db: DbTx, jobId: string): AsyncGenerator<(JobFileView & { position: number })[]> {
+  return pagesByPosition((after, take) =>
+    db.jobFile.findMany({ where: { jobId, position: { gt: after } }, orderBy: { position: 'asc' }, take, select: { position: true, url: true, filename: true, error: true, zipId: true, headerNames: true } }),
+  );
 }
 
 /** A job's files as its views show them, in input order. */
-export function jobFileViews(db: DbTx, jobId: string): Promise<JobFileView[]> {
-  return db.jobFile.findMany({ where: { jobId }, orderBy: { position: 'asc' }, select: { url: true, filename: true, error: true, zipId: true, headerNames: true } });
+export async function jobFileViews(db: DbTx, jobId: string): Promise<JobFileView[]> {
+  const views: JobFileView[] = [];
+  for await (const page of jobFileViewPages(db, jobId)) for (const { position: _, ...view } of page) views.push(view);
+  return views;
 }
 
 /** A job's failed files (URL, why, bin), in input order: what its events list under `errors`. */
@@ -145,7 +189,14 @@ export async function recordEntries(
   jobId: string,
   entries: readonly { position: number; entryName: string; size: number; etag?: string | null; lastModified?: string | null }[],
 ): Promise<void> {
-  if (entries.length === 0) return;
+  await inPages(entries, (page) => recordEntryPage(tx, jobId, page));
+}
+
+async function recordEntryPage(
+  tx: DbTx,
+  jobId: string,
+  entries: readonly { position: number; entryName: string; size: number; etag?: string | null; lastModified?: string | null }[],
+): Promise<void> {
   const positions = entries.map((e) => e.position);
   const names = entries.map((e) => e.entryName);
   const sizes = entries.map((e) => String(e.size));
@@ -175,7 +226,6 @@ export async function resetBinFilesForRepack(db: DbTx, zipId: string, asWritten:
   });
 }
 
-/** Learned CRC-32s, in one statement; a file's checkpoint goes with it. Stored `crc | 0`. */
 /** Learned MACs of encrypted entries (WinZip AES), in one statement. */
 export async function recordMacs(db: DbTx, macs: readonly { jobId: string; position: number; mac: Buffer }[]): Promise<void> {
   if (macs.length === 0) return;
@@ -185,12 +235,12 @@ export async function recordMacs(db: DbTx, macs: readonly { jobId: string; posit
     WHERE f.job_id = v.job_id AND f.position = v.position`;
 }
 
-export async function recordCrcs(db: DbTx, crcs: readonly { jobId: string; position: number; crc: number }[]): Promise<void> {
-  if (crcs.length === 0) return;
-  await db.$executeRaw`
+/** Learned CRC-32s, up to 5,000 a statement; a file's checkpoint goes with it. Stored `crc | 0`. */
+export async function recordCrcs(db: DbTx, all: readonly { jobId: string; position: number; crc: number }[]): Promise<void> {
+  await inPages(all, (crcs) => db.$executeRaw`
     UPDATE job_files AS f SET crc32 = v.crc, crc_prefix = NULL, crc_prefix_length = NULL
     FROM unnest(${crcs.map((c) => c.jobId)}::uuid[], ${crcs.map((c) => c.position)}::int[], ${crcs.map((c) => c.crc | 0)}::int[]) AS v(job_id, position, crc)
-    WHERE f.job_id = v.job_id AND f.position = v.position`;
+    WHERE f.job_id = v.job_id AND f.position = v.position`.then(() => undefined));
 }
 
 /** A file whose origin served other bytes than those learned: its CRC, MAC and checkpoint are learned again. */

@@ -11,7 +11,8 @@ import { deflateBound, packBins, zipSize } from '@ap/zip';
 const HEARTBEAT_MS = 20_000;
 const PREPARE_TIMEOUT_ERROR = 'preparing took too long';
 
-type ProbedFile = ProbedFileRecord & { url: string };
+/** What preparing keeps of each file until the layout is written: its probe, not its URL or access. */
+type ProbedFile = ProbedFileRecord;
 
 interface Bin {
   positions: number[];
@@ -46,7 +47,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
   const heartbeat = setInterval(() => {
     void touchPreparingJob(db, job.id).catch(() => undefined);
   }, HEARTBEAT_MS);
-  let probed: ProbedFile[];
+  const probed: ProbedFile[] = [];
   try {
     // Prefix entries first: listed into one file row per object, their probes known from the listing.
     let expansion: PrefixExpansion = { ok: true, listed: new Map(), failedPrefixes: new Map() };
@@ -59,26 +60,29 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
       }
     }
     const { listed, failedPrefixes } = expansion;
-    const rows = await filesToProbe(db, job.id);
-    const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
-    probed = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row) => {
-      const fromListing = listed.get(row.position);
-      if (fromListing) return { ...blank(row), ...fromListing, entryName: entryNameOf(row, { finalUrl: row.url }) };
-      const prefixError = failedPrefixes.get(row.position);
-      if (prefixError !== undefined) return { ...blank(row), error: prefixError };
-      const fileAccess = access.get(row.position);
-      const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess, signal: deadline } : { signal: deadline });
-      if (!result.ok) return { ...blank(row), error: deadline.aborted ? PREPARE_TIMEOUT_ERROR : result.error };
-      const sizeUnknown = result.size === null && split;
-      return {
-        ...blank(row),
-        size: result.size,
-        etag: result.etag ?? null,
-        lastModified: result.lastModified ?? null,
-        entryName: entryNameOf(row, result),
-        error: sizeUnknown ? 'size unknown (no Content-Length or Content-Range)' : null,
-      };
-    });
+    // A page of files at a time: only the page's rows and access are held while it is probed.
+    for await (const rows of filesToProbe(db, job.id)) {
+      const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
+      const page = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row): Promise<ProbedFile> => {
+        const fromListing = listed.get(row.position);
+        if (fromListing) return { ...blank(row), ...fromListing, entryName: entryNameOf(row, { finalUrl: row.url }) };
+        const prefixError = failedPrefixes.get(row.position);
+        if (prefixError !== undefined) return { ...blank(row), error: prefixError };
+        const fileAccess = access.get(row.position);
+        const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess, signal: deadline } : { signal: deadline });
+        if (!result.ok) return { ...blank(row), error: deadline.aborted ? PREPARE_TIMEOUT_ERROR : result.error };
+        const sizeUnknown = result.size === null && split;
+        return {
+          ...blank(row),
+          size: result.size,
+          etag: result.etag ?? null,
+          lastModified: result.lastModified ?? null,
+          entryName: entryNameOf(row, result),
+          error: sizeUnknown ? 'size unknown (no Content-Length or Content-Range)' : null,
+        };
+      });
+      for (const f of page) probed.push(f);
+    }
   } finally {
     clearInterval(heartbeat);
   }
@@ -169,8 +173,8 @@ async function failWhilePreparing(ctx: ServiceContext, queues: WorkQueues, job: 
   ctx.log.info({ jobId: job.id, error }, 'job failed while preparing');
 }
 
-function blank(row: { position: number; url: string }): ProbedFile {
-  return { position: row.position, url: row.url, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
+function blank(row: { position: number }): ProbedFile {
+  return { position: row.position, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
 }
 
 function computeLayout(

@@ -53,13 +53,9 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
     const usage = { zipId: bin.id, jobId: bin.jobId, userId: job.user.id };
     const encryption = zipEncryptionOf(job, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
     const mtime = job.createdAt;
-    if (bin.size === null || rows.some((r) => r.size === null)) {
-      const archiveLimit = PLANS[job.user.plan].streamArchiveBytes;
-      return {
-        head: { filename: bin.filename, size: null, etag: null, lastModified: null },
-        open: async (_span, ended) => ({ writeTo: (res) => writeUnknownSize(res, rows, { mtime, usage, archiveLimit, encryption, ended }) }),
-      };
-    }
+    if (bin.size === null || rows.some((r) => r.size === null)) return unknownSizeZip(bin, rows, { mtime, usage, archiveLimit: PLANS[job.user.plan].streamArchiveBytes, encryption });
+    // No closure made here holds `rows`: a download of a 20,000-file ZIP keeps its layout and
+    // inputs, not the rows besides (docs/operations.md#memory-per-process).
     const layout = layoutOfFiles(rows, mtime, encryption);
     if (layout.totalSize !== Number(bin.size)) throw new Error(`stream zip ${bin.id}: layout ${layout.totalSize} != recorded ${bin.size}`);
     const recorded = layoutInputsOf(rows);
@@ -116,6 +112,13 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
           await recordUsage(usage, sent);
         }
       },
+    };
+  }
+
+  function unknownSizeZip(bin: DownloadBin, rows: BinFileRow[], ctx: { mtime: Date; usage: UsageOf; archiveLimit: number; encryption: ZipEncryption | null }): ServableZip {
+    return {
+      head: { filename: bin.filename, size: null, etag: null, lastModified: null },
+      open: async (_span, ended) => ({ writeTo: (res) => writeUnknownSize(res, rows, { ...ctx, ended }) }),
     };
   }
 

@@ -1,13 +1,46 @@
 // Database rows -> the contract's job shapes (docs/api.md#job-full-form, #job-list-item, #zip-entry).
 import { hasDestination, zipLocation } from '@ap/jobs';
-import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type JobListItemView, type JobView } from '@ap/contract';
+import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type GetJobResponse, type JobListItemView, type JobView } from '@ap/contract';
+import type { Response } from 'express';
+import { once } from 'node:events';
 import { splitStrategyOf, type JobFileView, type JobListRow, type JobWithBins } from '@ap/db';
 import { iso } from '../http/serialize';
 
-// A job's files are read on their own (@ap/db jobFileViews) rather than as a nested include:
+// A job's files are read on their own (@ap/db jobFileViewPages) rather than as a nested include:
 // Prisma's include costs about twice the CPU for the same rows, and a job may hold tens of
 // thousands of files that a client polling the job reads on every poll.
-type FullRow = JobWithBins & { files: JobFileView[] };
+type FullRow = JobWithBins & { files: Iterable<Pick<JobFileView, 'url' | 'error' | 'zipId'>> };
+
+/** Where the files go in the serialised job: replaced by the pages as they are read. */
+const FILES_PLACE = '\u0000files';
+const FILES_MARK = `"files":${JSON.stringify(FILES_PLACE)}`;
+
+const fileView = (f: JobFileView) => ({ url: f.url, filename: f.filename, ...(f.headerNames ? { header_names: f.headerNames.split(',') } : {}) });
+
+/**
+ * The full job form written as its files are read (docs/operations.md#memory-per-process): the
+ * job without its files is serialised, and the files array is written page by page in its place,
+ * so a 20,000-file job's answer is never held whole. `failed` are the job's failed files (its
+ * `errors`); `pages` its files in input order.
+ */
+export async function writeJobFull(res: Response, job: JobWithBins, failed: FullRow['files'], pages: AsyncIterable<JobFileView[]>, ctx: ViewContext): Promise<void> {
+  const view = jobFull({ ...job, files: failed }, ctx);
+  const shape = { success: true, job: { ...view, files: [] } } satisfies GetJobResponse;
+  // The files keep their place after the status; nothing a user wrote comes before them.
+  const { id, status, ...rest } = view;
+  const text = JSON.stringify({ ...shape, job: { id, status, files: FILES_PLACE, ...rest } });
+  const at = text.indexOf(FILES_MARK);
+  res.status(200).type('application/json');
+  let written = 0;
+  const write = async (chunk: string) => {
+    if (!res.write(chunk)) await once(res, 'drain');
+  };
+  await write(`${text.slice(0, at)}"files":[`);
+  for await (const page of pages) {
+    await write(page.map((f) => `${written++ === 0 ? '' : ','}${JSON.stringify(fileView(f))}`).join(''));
+  }
+  res.end(`]${text.slice(at + FILES_MARK.length)}`);
+}
 
 export interface ViewContext {
   now: Date;
@@ -44,7 +77,8 @@ export function jobListItem(job: JobListRow): JobListItemView {
   };
 }
 
-export function jobFull(job: FullRow, ctx: ViewContext): JobView {
+/** The full job form; `files` need only be the failed ones (the form's `files` are written by writeJobFull). */
+export function jobFull(job: FullRow, ctx: ViewContext): Omit<JobView, 'files'> {
   const multiZip = job.maxZipSizeBytes !== null;
   const downloadable = job.status === 'completed' && job.expiresAt > ctx.now;
   const { errors, zips } = jobOutcome({
@@ -58,7 +92,6 @@ export function jobFull(job: FullRow, ctx: ViewContext): JobView {
   return {
     id: job.id,
     status: job.status,
-    files: job.files.map((f) => ({ url: f.url, filename: f.filename, ...(f.headerNames ? { header_names: f.headerNames.split(',') } : {}) })),
     url_count: job.urlCount,
     file_count: job.fileCount,
     zip_filename: firstZipName(job, job.zips[0]),

@@ -4,11 +4,10 @@ import {
   jobCreateSchema,
   listJobsQuerySchema,
   retrySchema,
-  type GetJobResponse,
   type JobIdResponse, type MessageResponse,
   type ListJobsResponse,
 } from '@ap/contract';
-import { jobFileViews, userJobsPage, userJobWithBins, type Db } from '@ap/db';
+import { failedFiles, jobFileViewPages, userJobsPage, userJobWithBins, type Db } from '@ap/db';
 import type { SecretBox } from '@ap/secrets';
 import { createJob, deleteJob, retryJob } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
@@ -19,7 +18,7 @@ import { authOf } from '../http/auth';
 import { isUuid } from '../http/serialize';
 import { parseOrThrow } from '../http/validate';
 import { admitJob } from '../domain/admission';
-import { jobFull, jobListItem, type ViewContext } from './job-views';
+import { jobListItem, writeJobFull, type ViewContext } from './job-views';
 
 export interface JobsDeps {
   db: Db;
@@ -101,8 +100,8 @@ export function jobsRouter(deps: JobsDeps): Router {
     const id = req.params.id;
     const job = isUuid(id) ? await userJobWithBins(db, id, user.id) : null;
     if (!job) throw new ApiError('NOT_FOUND', 'job not found');
-    const files = await jobFileViews(db, job.id);
-    res.json({ success: true, job: jobFull({ ...job, files }, { now: new Date(), downloadUrl: deps.downloadUrl }) } satisfies GetJobResponse);
+    const failed = await failedFiles(db, job.id);
+    await writeJobFull(res, job, failed, jobFileViewPages(db, job.id), { now: new Date(), downloadUrl: deps.downloadUrl });
   });
 
   router.post('/:id/retry', deps.idempotent, async (req, res) => {
