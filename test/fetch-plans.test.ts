@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { writeArchive } from '@ap/archive';
 import { createFetcher, type Fetcher, type FetchAheadOptions } from '@ap/fetch';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput } from '@ap/zip';
 import { bytes, startCappedOrigin, type CappedOrigin } from '../packages/fetch/src/testing';
 import { readWithYauzl } from '../packages/zip/src/testing';
 
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 async function zipOf(plan: FetchAheadOptions, sizes: 'known' | 'unknown'): Promise<Buffer> {
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   const chunks: Buffer[] = [];
   const drained = pipeline(zip.outputStream, new Writable({ write: (chunk: Buffer, _e, cb) => (chunks.push(chunk), cb()) }));
   await writeArchive(
