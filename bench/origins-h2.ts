@@ -1,5 +1,5 @@
 // HTTP/2 against HTTP/1.1 from one distant https origin (docs/engine.md#http2): the packer's
-// archive writer (writeArchive -> yazl -> null sink, fetch concurrency 8 as FETCH_CONCURRENCY's
+// archive writer (writeArchive -> ZIP writer -> null sink, fetch concurrency 8 as FETCH_CONCURRENCY's
 // default) over H2_FILES files of H2_KIB, the origin in its own process answering every request
 // LATENCY_MS later and offering both protocols (ALPN), with a CA made for the run. Per protocol
 // the writer's time and CPU time (this process: less bent by a shared machine's load), the

@@ -2,7 +2,7 @@
 // after 40 ms and sends at most 25 MB/s per connection (bench/lib/origin-server.ts with ORIGIN_LATENCY_MS and ORIGIN_RATE_MBPS).
 // For (1) 2,000 files x 256 KiB and (2) 8 files x 256 MiB it prints, each as a ratio to
 // `curl --parallel --parallel-immediate --parallel-max 8` fetching the same URLs into /dev/null in the same run:
-//   writer: the packer's archive writer (writeArchive -> yazl -> null sink), in this process;
+//   writer: the packer's archive writer (writeArchive -> ZIP writer -> null sink), in this process;
 //   stored: a stored job end to end (POST -> its completed_at), the real services as
 //           processes, with where its time went (preparing, packing, completing) and, as the
 //           ceiling s3rver puts on it, a plain multipart upload of the same size from this

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { method as crc32Method } from '@ap/crc32';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput, type ZipOutput } from '@ap/zip';
 import { loadConfig } from '@ap/config';
 import { createUserWithKey } from '@ap/accounts';
 import { createDb, jobBins } from '@ap/db';
@@ -57,7 +57,7 @@ try {
     //   ahead:  fetch -> null, each next request opened where the packer opens it (the figure's
     //           baseline: the packer's own writeArchive over an archive that drops the bodies);
     //   serial: fetch -> null, one request after another (shown, not the figure);
-    //   zip:    fetch -> ZIP -> null, the packer's writeArchive into yazl.
+    //   zip:    fetch -> ZIP -> null, the packer's writeArchive into its ZIP writer.
     // The ZIP side's request opened ahead costs this process CPU on loopback that a real network
     // puts on the origin's host (bench/README.md), so the figure compares it with a baseline
     // that fetches on the same schedule: what is left between the two is the ZIP's own work.
@@ -69,14 +69,14 @@ try {
     const ownFaults = () => process.resourceUsage().minorPageFault;
     const files = urls.map((url, position) => ({ position, url, filename: null, size: BigInt(FILE_BYTES), entryName: `f${position}.bin` }));
     const options = { fetcher, mtime: new Date(), failOnUrlError: true, archiveLimit: Infinity, signal: new AbortController().signal, onBrokenBody: async () => undefined };
-    /** What writeArchive uses of a yazl ZipFile, with each body piped into a null sink. */
+    /** What writeArchive uses of a ZIP writer, with each body piped into a null sink. */
     const droppingArchive = () => {
       const entries: { crc32: number }[] = [];
       const addReadStreamLazy = (_name: string, _options: unknown, getStream: (cb: (err: Error | null, stream: NodeJS.ReadableStream) => void) => void) => {
         entries.push({ crc32: 0 });
         getStream((_err, stream) => stream.pipe(nullSink()));
       };
-      return { entries, addReadStreamLazy } as unknown as ReturnType<typeof newZipFile>;
+      return { entries, addReadStreamLazy } as unknown as ZipOutput;
     };
     const run: Record<Side, () => Promise<unknown>> = {
       ahead: () => writeArchive(droppingArchive(), files, options),
@@ -84,7 +84,7 @@ try {
         for (const url of urls) await pipeline((await fetcher.openBody(url, { expectedSize: FILE_BYTES })).stream, nullSink());
       },
       zip: async () => {
-        const zip = newZipFile();
+        const zip = newZipOutput(null);
         const drained = pipeline(zip.outputStream, nullSink());
         await writeArchive(zip, files, options);
         zip.end();
@@ -111,7 +111,7 @@ try {
       `    ${label.padEnd(60)} median ${MBps(totalBytes, median(times[side]))}, best ${MBps(totalBytes, Math.min(...times[side]))}; CPU ${median(cpu[side]).toFixed(3)} s/GiB, ${median(faults[side]).toFixed(0)} page faults/GiB`;
     console.log(`(a) packing core, ${FILES} x ${FILE_BYTES / 2 ** 20} MiB, ${CORE_ROUNDS} rounds after a warm-up (CRC-32: ${crc32Method}; this process's GLIBC_TUNABLES: ${OWN_GLIBC_TUNABLES}):`);
     console.log(line('fetch -> null, next request opened ahead as the packer does', 'ahead'));
-    console.log(line('fetch -> ZIP -> null, the packer\'s writeArchive into yazl', 'zip'));
+    console.log(line('fetch -> ZIP -> null, the packer\'s writeArchive into its writer', 'zip'));
     console.log(line('fetch -> null, one request after another', 'serial'));
     console.log(`    ratio: median ${median(ratios('ahead')).toFixed(2)} (per round ${ratios('ahead').map((x) => x.toFixed(2)).join(' ')}; CPU ${(median(cpu.ahead) / median(cpu.zip)).toFixed(2)})  (target >= 0.90)`);
     console.log(`    against one request after another: median ${median(ratios('serial')).toFixed(2)} (CPU ${(median(cpu.serial) / median(cpu.zip)).toFixed(2)})`);

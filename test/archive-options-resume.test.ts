@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { JOB_ARCHIVE_OPTIONS_SELECT, zipEncryptionOf } from '@ap/jobs';
 import { prepareJob } from '@ap/preparer';
-import { buildRange, layoutOfFiles, newZipFile, planRange, YAZL_ENTRY_OPTIONS } from '@ap/zip';
+import { buildRange, ENTRY_OPTIONS, layoutOfFiles, newZipOutput, planRange } from '@ap/zip';
 import { Readable } from 'node:stream';
 import { spawnService } from '../scripts/services';
 import { call, createUser, download, until, waitForJob } from './helpers';
@@ -26,7 +26,7 @@ afterAll(async () => {
   await noWorkers.close();
 });
 
-/** What an uninterrupted packer writes: yazl at the job's level, or the AES layout's bytes. */
+/** What an uninterrupted packer writes: the writer at the job's level, or the AES layout's bytes. */
 async function uninterrupted(zipId: string, bodies: Buffer[]): Promise<Buffer> {
   const zip = await noWorkers.ctx.db.zip.findUniqueOrThrow({ where: { id: zipId }, include: { job: { select: { createdAt: true, ...JOB_ARCHIVE_OPTIONS_SELECT } } } });
   const files = await noWorkers.ctx.db.jobFile.findMany({ where: { zipId }, orderBy: { position: 'asc' } });
@@ -36,11 +36,11 @@ async function uninterrupted(zipId: string, bodies: Buffer[]): Promise<Buffer> {
     const plan = planRange(layout, 0, layout.totalSize - 1, { has: () => false, checkpoint: () => null });
     return buildRange(layout, plan, { read: (e, f, t) => bodies[e]!.subarray(f, t) }, new Map()).bytes;
   }
-  const yazl = newZipFile();
-  files.forEach((f, i) => yazl.addReadStreamLazy(f.entryName!, YAZL_ENTRY_OPTIONS(zip.job.createdAt, bodies[i]!.length, zip.job.compressionLevel), (cb) => cb(null, Readable.from([bodies[i]!]))));
-  yazl.end();
+  const writer = newZipOutput(null);
+  files.forEach((f, i) => writer.addReadStreamLazy(f.entryName!, ENTRY_OPTIONS(zip.job.createdAt, bodies[i]!.length, zip.job.compressionLevel), (cb) => cb(null, Readable.from([bodies[i]!]))));
+  writer.end();
   const chunks: Buffer[] = [];
-  for await (const c of yazl.outputStream as AsyncIterable<Buffer>) chunks.push(c);
+  for await (const c of writer.outputStream as AsyncIterable<Buffer>) chunks.push(c);
   return Buffer.concat(chunks);
 }
 

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFetcher, SpillArea, type Fetcher, type FetchAheadOptions } from '@ap/fetch';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput } from '@ap/zip';
 import { bytes, startCappedOrigin, type CappedOrigin } from '../packages/fetch/src/testing';
 import { readWithYauzl } from '../packages/zip/src/testing';
 
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 async function zipOf(plan: FetchAheadOptions, sizes: 'known' | 'unknown', from = origin): Promise<Buffer> {
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   const chunks: Buffer[] = [];
   const drained = pipeline(zip.outputStream, new Writable({ write: (chunk: Buffer, _e, cb) => (chunks.push(chunk), cb()) }));
   await writeArchive(

@@ -6,6 +6,7 @@ import { partBuffers, startNumberedUpload } from '@ap/storage';
 import { planPackSegments, planZip } from '@ap/zip';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
+import { readWithEveryReader } from './reader-matrix';
 import { readZip } from './zip-readers';
 
 const MiB = 1024 * 1024;
@@ -70,7 +71,10 @@ describe('a bin packed in segments', () => {
     expect(object.size).toBe(bin.layout.totalSize);
     expect(segmented.length).toBe(single.length);
     expect(segmented.equals(single)).toBe(true);
-    expect(await readZip(segmented)).toEqual(bin.files.map((f, i) => ({ name: f.entryName, size: bodies[i]!.length, sha256: sha256(bodies[i]!) })));
+    const entries = bin.files.map((f, i) => ({ name: f.entryName!, size: bodies[i]!.length, sha256: sha256(bodies[i]!) }));
+    expect(await readZip(segmented)).toEqual(entries);
+    // The reader matrix over a segmented ZIP (test/reader-matrix.ts), once.
+    if (segmentBytes === PART) expect(await readWithEveryReader(segmented, { kind: 'store', expected: entries, mtime })).toEqual({});
   });
 
   it('continues a segment from its stored parts: they are not sent again, and the ZIP is the same', async () => {

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { writeArchive } from '@ap/archive';
 import type { FetchAhead, FetchAheadOptions, Fetcher } from '@ap/fetch';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput } from '@ap/zip';
 import { ms } from './env';
 
 /**
@@ -32,7 +32,7 @@ export async function curlToNull(urls: string[], { parallel, args = [] }: { para
  */
 export async function writeArchiveToNull(urls: string[], fetcher: Fetcher, fetchAhead: FetchAheadOptions): Promise<{ writerMs: number; zipBytes: number; peakBuffered: number }> {
   let ahead: FetchAhead<unknown> | null = null;
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   let zipBytes = 0;
   const drained = pipeline(zip.outputStream, new Writable({ write: (chunk: Buffer, _e, cb) => ((zipBytes += chunk.length), cb()) }));
   const t0 = process.hrtime.bigint();

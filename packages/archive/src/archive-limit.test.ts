@@ -1,4 +1,4 @@
-// A body of unknown length is stopped at the plan's per-archive limit (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): a real origin that never ends, real yazl, the real fetcher.
+// A body of unknown length is stopped at the plan's per-archive limit (docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse): a real origin that never ends, the real ZIP writer, the real fetcher.
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +6,7 @@ import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createFetcher } from '@ap/fetch';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput } from '@ap/zip';
 import { ARCHIVE_TOO_LARGE, BinFailure, writeArchive } from './archive';
 
 let server: http.Server;
@@ -41,7 +41,7 @@ afterAll(() => {
 it('fails the bin at the limit when a body of unknown length never ends, having read about the limit', async () => {
   const limit = 8 * 1024 * 1024;
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 5000, retries: 0, userAgent: 'ap-limit-test' });
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   let archived = 0;
   const drained = pipeline(zip.outputStream, new Writable({ write: (c: Buffer, _e, cb) => ((archived += c.length), cb()) })).catch(() => undefined);
   const failure = await writeArchive(zip, [{ position: 0, url: `${base}/endless`, filename: null, size: null, entryName: null }], {

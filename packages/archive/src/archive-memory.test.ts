@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createFetcher, type Fetcher } from '@ap/fetch';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput } from '@ap/zip';
 import { writeArchive } from './archive';
 
 setFlagsFromString('--expose-gc');
@@ -43,7 +43,7 @@ it('lets go of each body (its stream, request and response) once it is in the ar
     opened++;
     return body;
   };
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   const drained = pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() }));
   const files = Array.from({ length: 200 }, (_, position) => ({ position, url: `${base}/f${position}`, filename: null, size: null, entryName: null }));
   const { packaged } = await writeArchive(zip, files, {
@@ -55,7 +55,7 @@ it('lets go of each body (its stream, request and response) once it is in the ar
     onBrokenBody: async () => undefined,
   });
   expect(packaged).toHaveLength(200);
-  // The archive is not ended yet: yazl still holds every entry for its central directory.
+  // The archive is not ended yet: the writer still holds every entry's record for its central directory.
   // Collected bodies are told to the registry in a later task, which a loaded machine ran after
   // one 10 ms wait (0 of 200 in a CI run): collections until they are told, or 2 s. A body still
   // held is never collected, however many.

@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import type yazl from 'yazl';
 import { createFetcher, type Fetcher } from '@ap/fetch';
-import { newZipFile } from '@ap/zip';
+import { newZipOutput, type ZipOutput } from '@ap/zip';
 import { UrlFailure, writeArchive } from './archive';
 
 // /broken declares 1 MiB and stops after 1,000 bytes; /slow sends 256 KiB in 64 KiB pieces
@@ -60,7 +59,7 @@ afterAll(async () => {
 });
 
 /** Packs these paths of the test origin, in order, with fail_on_url_error true. */
-function pack(fetcher: Fetcher, zip: yazl.ZipFile, paths: string[]) {
+function pack(fetcher: Fetcher, zip: ZipOutput, paths: string[]) {
   const files = paths.map((path, position) => ({ position, url: `${base}${path}`, filename: null, size: null, entryName: null }));
   return writeArchive(zip, files, {
     fetcher,
@@ -76,7 +75,7 @@ function pack(fetcher: Fetcher, zip: yazl.ZipFile, paths: string[]) {
 
 it('frees the request it opened ahead when the bin fails before reaching it', async () => {
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 60_000, retries: 0, userAgent: 'ap-packer-test' });
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   // Drained as an upload would; the archive is abandoned with the failed bin.
   void pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() })).catch(() => undefined);
   const failedAt = Date.now();
@@ -92,7 +91,7 @@ it('ends at once when the bin is aborted while its body has no request open (all
   // The upload failed (S3 gone): nothing reads the archive, and the body, read ahead whole, has
   // no request left to carry the abort. The body itself must end, or the bin waits for ever.
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 60_000, retries: 0, userAgent: 'ap-packer-test' });
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   const abort = new AbortController();
   aheadSentAt = null;
   const packing = writeArchive(zip, [{ position: 0, url: `${base}/ahead`, filename: null, size: null, entryName: null }], {
@@ -120,7 +119,7 @@ it('ends at once when the bin is aborted while its body has no request open (all
 /** Packs /slow then /big with a 300 ms idle timeout. */
 async function packSlowThenBig() {
   const fetcher = createFetcher({ allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 300, retries: 0, userAgent: 'ap-packer-test' });
-  const zip = newZipFile();
+  const zip = newZipOutput(null);
   const drained = pipeline(zip.outputStream, new Writable({ write: (_c, _e, cb) => cb() }));
   requested.clear();
   try {

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
-import { YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
+import { ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 import { hostOf } from './host-of';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
@@ -43,15 +43,15 @@ export interface ArchiveOptions {
   observer?: BodyObserver;
   /** Connections and memory budget for fetching ahead (defaults: 8, 64 MiB). */
   fetchAhead?: FetchAheadOptions;
-  /** Deflate at this level (yazl's own), or null to store. */
+  /** Deflate at this level (zlib's raw deflate), or null to store. */
   deflateLevel?: number | null;
-  /** Every entry is WinZip AES-256 encrypted (the writer is AesZipWriter): sizes grow by its framing. */
+  /** Every entry is WinZip AES-256 encrypted: sizes grow by its framing. */
   aes?: boolean;
   /** Sees the scheduler (benches and tests read its peak buffered bytes). */
   onFetchAhead?(ahead: FetchAhead<OpenedBody | FetchError>): void;
 }
 
-/** Follows the bodies as they go into the archive, with yazl's running CRC-32. */
+/** Follows the bodies as they go into the archive, with the writer's running CRC-32. */
 export interface BodyObserver {
   /** The body of `files[index]` starts, as this entry (size null: not known before it ends). */
   start(index: number, entry: { name: string; size: number | null; etag: string | null; lastModified: string | null }): void;
@@ -121,7 +121,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
       }
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
       // A body of unknown length is stopped where the archive would pass the plan's limit.
-      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(Buffer.byteLength(entryName), 0) : null;
+      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(Buffer.byteLength(entryName), 0, false) : null;
       const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null }, options.observer, maxBytes);
       if (signal.aborted) throw signal.reason;
       if (body.tooLarge) throw new BinFailure(ARCHIVE_TOO_LARGE);
@@ -130,7 +130,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
         await options.onBrokenBody(file, body.error);
         throw new Error(`${file.url}: ${body.error}`);
       }
-      sizer.add(Buffer.byteLength(entryName), body.bytes);
+      sizer.add(Buffer.byteLength(entryName), body.bytes, size !== null);
       if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
       packaged.push({ position: file.position, entryName, size: body.bytes });
     }
@@ -170,11 +170,12 @@ function streamEntry(
     // An error emitted before this listener was added is not emitted again.
     if (stream.errored) return failed(stream.errored);
     stream.once('error', failed);
-    // Lazy: yazl asks for the stream when the entry's turn comes; the byte counter is attached
-    // right after yazl's pipe, so no chunk can flow before yazl listens.
-    zipfile.addReadStreamLazy(entryName, YAZL_ENTRY_OPTIONS(mtime, size, deflateLevel), forgottenOnceCalled((cb) => {
+    // Lazy: the writer asks for the stream when the entry's turn comes (and lets go of this
+    // function then); the byte counter is attached right after the writer's listener, so no
+    // chunk can flow before the writer listens.
+    zipfile.addReadStreamLazy(entryName, ENTRY_OPTIONS(mtime, size, deflateLevel), (cb) => {
       cb(null, stream);
-      // yazl (patched) keeps the entry's running CRC-32 on it; this entry is its last.
+      // The writer keeps the entry's running CRC-32 on it; this entry is its last.
       const entries = (zipfile as unknown as { entries: { crc32: number }[] }).entries;
       const entry = entries[entries.length - 1]!;
       if (observer) {
@@ -191,26 +192,10 @@ function streamEntry(
         });
       }
       stream.once('end', () => {
-        // yazl's own 'end' listener ran first and set the final CRC.
+        // The writer's own 'data' listener ran first on every chunk: the CRC is final.
         observer?.end(entry.crc32 >>> 0);
         finish(null);
       });
-    }));
+    });
   });
-}
-
-/**
- * `open`, let go of once it has been called. yazl keeps each entry's open function until the
- * archive ends (for its central directory), and with it whatever the function refers to: here
- * the body and its whole request, so a bin of thousands of small files held them all
- * (docs/engine.md#memory). Made at module level, so that the function yazl keeps shares no
- * scope with the body.
- */
-function forgottenOnceCalled<A extends unknown[]>(open: (...args: A) => void): (...args: A) => void {
-  let pending: ((...args: A) => void) | null = open;
-  return (...args) => {
-    const call = pending;
-    pending = null;
-    call?.(...args);
-  };
 }

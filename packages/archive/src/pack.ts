@@ -98,7 +98,7 @@ export function bodyBudgetBesideParts(fetchBudget: number, partSize: number): nu
   return Math.max(fetchBudget - partBufferBytes(partSize), Math.floor(fetchBudget / 4));
 }
 
-/** Streams the bin's files through yazl into a new multipart upload, recorded when resumable. */
+/** Streams the bin's files through the ZIP writer into a new multipart upload, recorded when resumable. */
 async function packFromStart(
   deps: PackDeps,
   bin: BinToPack,

@@ -93,7 +93,7 @@ export class UploadRecorder implements BodyObserver, MultipartHooks {
     else {
       if (entry.size === null) return this.invalidate();
       const nameBytes = Buffer.byteLength(entry.name);
-      this.dataOffset = this.written.nextDataOffset(nameBytes);
+      this.dataOffset = this.written.nextDataOffset(nameBytes, entry.size);
       this.written.add(nameBytes, entry.size);
       this.started.push({ position: this.files[index]!.position, ...entry, size: entry.size });
       if (this.started.length >= 2000) void this.write(() => this.recordStarted());

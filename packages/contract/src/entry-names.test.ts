@@ -346,3 +346,39 @@ describe('":" in names (NTFS reads "a.txt:b" as a hidden stream of a.txt, "C:x" 
     expect(deriveEntryName({ givenFilename: 'docs/a:b.txt', index: 3 })).toBe('docs/a_b.txt');
   });
 });
+
+describe('names every desktop can hold (decisions.md wave 5)', () => {
+  it.each([
+    ['FAQ?.txt', '?'],
+    ['Report "final".pdf', '"'],
+    ['a|b.txt', '|'],
+    ['x<y>.txt', '<'],
+    ['abc*def/readme.txt', '*'],
+    ['docs/b>.txt', '>'],
+  ])('rejects the given filename %j, naming %j', (name, character) => {
+    expect(rejected(name)).toContain(`must not contain ${JSON.stringify(character)}`);
+  });
+
+  it('replaces * ? " < > | by "_" in names derived from Content-Disposition, the URL and an S3 key', () => {
+    expect(deriveEntryName({ contentDisposition: 'attachment; filename="Report \\"final\\".pdf"', index: 1 })).toBe('Report _final_.pdf');
+    expect(deriveEntryName({ finalUrl: 'https://example.com/files/FAQ%3F%7C%2A.txt', index: 2 })).toBe('FAQ___.txt');
+    // A listed S3 object's name (folder/key) goes through the given-name rules and is cleaned.
+    expect(deriveEntryName({ givenFilename: 'photos/x<y>.jpg', index: 3 })).toBe('photos/x_y_.jpg');
+    expect(sanitizeDerivedName('a|b*c?.txt')).toBe('a_b_c_.txt');
+  });
+
+  it('normalises every name to NFC, before the rules and before de-duplication', () => {
+    const decomposed = 'Cafe\u0301.txt';
+    const composed = 'Caf\u00e9.txt';
+    expect(validateGivenFilename(decomposed)).toEqual({ ok: true });
+    expect(deriveEntryName({ givenFilename: decomposed, index: 1 })).toBe(composed);
+    expect(deriveEntryName({ contentDisposition: `attachment; filename*=UTF-8''Cafe%CC%81.txt`, index: 1 })).toBe(composed);
+    expect(deriveEntryName({ finalUrl: 'https://example.com/Cafe%CC%81.txt', index: 1 })).toBe(composed);
+    expect(deriveEntryName({ givenFilename: 'dir/Cafe\u0301:x.txt', index: 1 })).toBe('dir/Caf\u00e9_x.txt');
+    // One name, however it was typed: the second gets the suffix, and both are NFC.
+    const names = [decomposed, composed].map((n) => deriveEntryName({ givenFilename: n, index: 1 }));
+    expect(dedupeEntryNames(names)).toEqual([composed, 'Caf\u00e9 (1).txt']);
+    // A name that is 255 bytes only once composed is accepted.
+    expect(validateGivenFilename('e\u0301'.repeat(126) + '.t').ok).toBe(true);
+  });
+});

@@ -1,6 +1,11 @@
 // Names of the entries inside a ZIP (docs/product-rules.md#counts-and-names and docs/guarantees.md#what-the-service-guarantees-under-faults-and-abuse). Where derived names come from: entry-name-sources.ts; de-duplication:
 // entry-name-dedupe.ts.
 //
+// Every name, given or derived, is normalised to Unicode NFC first (a name typed on macOS
+// arrives decomposed: `Cafe\u0301` and `Caf\u00e9` are one name), then checked or cleaned, then
+// de-duplicated. `* ? " < > |` (which Windows cannot hold in a name): a given filename with one
+// is refused naming it; a derived name has each replaced by `_` (docs/product-rules.md#counts-and-names).
+//
 // Decisions (where docs/product-rules.md#counts-and-names is silent):
 // - Given `filename`: besides what docs/product-rules.md#counts-and-names lists (absolute, `..` or empty segment,
 //   backslash, NUL or control character, over 255 UTF-8 bytes, a Windows device name, a segment
@@ -26,6 +31,10 @@ export { createEntryNameDeduper, dedupeEntryNames, entryNameKey, type EntryNameD
 
 export type EntryNameCheck = { ok: true } | { ok: false; message: string };
 
+/** Characters Windows cannot hold in a name (besides `:`, `\\`, `/` and controls, handled apart). */
+const WINDOWS_RESERVED = /[*?"<>|]/;
+const WINDOWS_RESERVED_GLOBAL = /[*?"<>|]/g;
+
 /** Windows device names, with or without an extension: extracting them fails or opens a device. */
 const DEVICE_NAME = /^(?:CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(?:\..*)?$/i;
 /** Bidirectional embedding, override and isolate controls: they make `\u202egpj.exe` read as `exe.jpg`. */
@@ -37,15 +46,19 @@ export function isWindowsDeviceName(segment: string): boolean {
 }
 
 /** A given `filename` (request field): `null`-free problems only; `/` makes folders. */
-export function validateGivenFilename(name: string): EntryNameCheck {
-  if (name.length === 0) return { ok: false, message: 'must not be empty' };
+export function validateGivenFilename(given: string): EntryNameCheck {
+  if (given.length === 0) return { ok: false, message: 'must not be empty' };
+  if (hasLoneSurrogate(given)) return { ok: false, message: 'must not contain unpaired UTF-16 surrogates' };
+  // The rules hold for the name as stored: its NFC form.
+  const name = given.normalize('NFC');
+  const reserved = WINDOWS_RESERVED.exec(name);
+  if (reserved) return { ok: false, message: `must not contain ${JSON.stringify(reserved[0])} (Windows cannot create a file with * ? " < > | in its name)` };
   if (name.startsWith('/')) return { ok: false, message: 'must be a relative path (it starts with "/")' };
   if (/^[A-Za-z]:/.test(name)) return { ok: false, message: 'must be a relative path (it starts with a drive letter)' };
   if (name.includes(':')) return { ok: false, message: 'must not contain ":" (Windows reads "a.txt:b" as a hidden stream of a.txt)' };
   if (name.includes('\\')) return { ok: false, message: 'must not contain a backslash (use "/" for folders)' };
   if (name.includes('\0')) return { ok: false, message: 'must not contain a NUL character' };
   if (hasControlCharacter(name)) return { ok: false, message: 'must not contain control characters' };
-  if (hasLoneSurrogate(name)) return { ok: false, message: 'must not contain unpaired UTF-16 surrogates' };
   if (BIDI_CONTROL.test(name)) return { ok: false, message: 'must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)' };
   for (const segment of name.split('/')) {
     if (segment === '') return { ok: false, message: 'must not contain an empty path segment ("//" or a trailing "/")' };
@@ -84,9 +97,9 @@ function defuseDeviceName(part: string): string {
   return isWindowsDeviceName(part) ? `_${part}` : part;
 }
 
-/** One path part made safe: no control characters, bidi controls, surrogates or `:`, trimmed; `.`/`..` -> ''. */
+/** One path part made safe: no control characters, bidi controls, surrogates, `:` or `* ? " < > |`, trimmed; `.`/`..` -> ''. */
 function cleanPart(part: string): string {
-  const cleaned = trimPart(stripControlCharacters(part).replace(BIDI_CONTROL_GLOBAL, '').replaceAll(':', '_'));
+  const cleaned = trimPart(stripControlCharacters(part).replace(BIDI_CONTROL_GLOBAL, '').replaceAll(':', '_').replace(WINDOWS_RESERVED_GLOBAL, '_'));
   return cleaned === '' ? '' : defuseDeviceName(cleaned);
 }
 
@@ -95,7 +108,7 @@ function cleanPart(part: string): string {
  * usable is left. Never throws.
  */
 export function sanitizeDerivedName(raw: string): string {
-  const parts = stripControlCharacters(raw).split(/[/\\]/).map(cleanPart).filter(Boolean);
+  const parts = stripControlCharacters(raw).normalize('NFC').split(/[/\\]/).map(cleanPart).filter(Boolean);
   const last = parts[parts.length - 1];
   // Cutting can end the name on a space or dot again, so trim once more.
   return last ? defuseDeviceName(trimPart(fitName(last, ENTRY_NAME_MAX_BYTES))) : '';
@@ -103,7 +116,7 @@ export function sanitizeDerivedName(raw: string): string {
 
 /** A given filename that failed validation (should not happen: it is checked at create time). */
 function sanitizeGivenPath(raw: string): string {
-  const rawParts = stripControlCharacters(raw).split(/[/\\]/);
+  const rawParts = stripControlCharacters(raw).normalize('NFC').split(/[/\\]/);
   if (/^[A-Za-z]:$/.test(rawParts[0]?.trim() ?? '')) rawParts.shift();
   const parts = rawParts.map(cleanPart).filter(Boolean);
   const joined = parts.join('/');
@@ -130,7 +143,7 @@ export interface DeriveEntryNameInput {
 export function deriveEntryName(input: DeriveEntryNameInput): string {
   const given = input.givenFilename;
   if (given !== null && given !== undefined && given !== '') {
-    if (validateGivenFilename(given).ok) return given;
+    if (validateGivenFilename(given).ok) return given.normalize('NFC');
     const sanitized = sanitizeGivenPath(given);
     if (sanitized) return sanitized;
   }

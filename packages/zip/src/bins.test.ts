@@ -14,7 +14,7 @@ function binSize(input: BinInput[], indexes: number[]): number {
 }
 
 /** What one file costs inside a ZIP beyond its body (below 4 GiB): records and its end share. */
-const perFile = (name: string) => 30 + Buffer.byteLength(name) + 16 + 46 + Buffer.byteLength(name) + 9;
+const perFile = (name: string) => 30 + Buffer.byteLength(name) + 9 + 16 + 46 + Buffer.byteLength(name) + 9;
 
 describe('packBins', () => {
   it('preserve-order fills bins in input order and closes a bin on the first file that does not fit', () => {

@@ -1,20 +1,23 @@
 import { AES_EXTRA, AES_METHOD, AES_OVERHEAD } from './aes';
 
 /**
- * The records of a STORE-only ZIP, byte for byte as the packers' yazl 3.3.1 writes them for
- * `addReadStream*` entries with `compress: false` (general purpose bits 3 and 11, a data
- * descriptor after every body, an Info-ZIP "UT" timestamp in the central directory, ZIP64
- * extra fields and end records where needed). Stream mode serves these same bytes, so stored
- * and streamed archives of one job are identical; format.test.ts holds that equality.
- * Encrypted entries (WinZip AES-256, AE-2, aes.ts) are the same records with method 99, the
- * encrypted flag, a 0x9901 extra field in both headers, CRC 0 and the data's 28 extra bytes.
+ * The records of our ZIPs, as ZipWriter (zip-writer.ts) writes them and layouts render them
+ * (general purpose bits 3 and 11, a data descriptor after every body, ZIP64 extra fields and
+ * end records where needed). Every local header carries what a reader walking the archive
+ * front to back needs (docs/readers.md): the Info-ZIP "UT" timestamp (so file times are the
+ * job's in every time zone) and, on a ZIP64 entry, the ZIP64 extra (so its descriptor is
+ * known to be 24 bytes). Encrypted entries (WinZip AES-256, AE-2, aes.ts) are the same
+ * records with method 99, the encrypted flag, a 0x9901 extra field in both headers, CRC 0 and
+ * the data's 28 extra bytes. format.test.ts holds writer and layout to the same bytes.
  */
 
-export const ZIP64_LIMIT = 0xfffffffe; // yazl switches an entry to ZIP64 above this
+export const ZIP64_LIMIT = 0xfffffffe; // an entry's records are ZIP64 above this
 export const LOCAL_HEADER_FIXED = 30;
 export const CENTRAL_RECORD_FIXED = 46;
 export const UT_EXTRA = 9;
 export const ZIP64_EXTRA = 28;
+/** The local header's ZIP64 extra: both sizes (zero here: they are in the descriptor), no offset. */
+export const ZIP64_LOCAL_EXTRA = 20;
 export const DESCRIPTOR = 16;
 export const ZIP64_DESCRIPTOR = 24;
 export const END_RECORD = 22;
@@ -28,11 +31,11 @@ const VERSION_NEEDED_AES = 51;
 const ENCRYPTED = 1;
 const FILE_ATTRIBUTES = (0o100664 << 16) >>> 0;
 
-/** MS-DOS date and time, in the process's local time zone as yazl computes them (services run in UTC). */
+/** MS-DOS date and time, in the process's local time zone (services run in UTC: the UTC wall clock). */
 export interface DosTime {
   date: number;
   time: number;
-  /** Unix seconds for the UT extra field, clamped to 32 bits as yazl does. */
+  /** Unix seconds for the UT extra field, clamped to 32 bits. */
   unix: number;
 }
 
@@ -52,11 +55,20 @@ export interface EntryRecord {
   name: Buffer;
   size: number;
   offset: number;
+  /** The descriptor and central record are ZIP64. */
   zip64: boolean;
+  /** The local header is (it has the ZIP64 extra); as `zip64` unless the size was unknown then. */
+  headerZip64?: boolean;
   /** Encrypted with WinZip AES-256 (AE-2). */
   aes?: boolean;
-  /** Deflated inside AES (stored jobs): the deflated length, before the AES framing. */
+  /** Deflated (stored jobs): the deflated length, before any AES framing. */
   deflated?: number;
+}
+
+/** The header's method: AES (its 0x9901 extra names the method under it), DEFLATE or STORE. */
+function methodOf(entry: EntryRecord): number {
+  if (entry.aes === true) return AES_METHOD;
+  return entry.deflated === undefined ? 0 : 8;
 }
 
 /** Bytes of an entry's data in the archive: the body, plus salt, verifier and MAC when encrypted. */
@@ -69,12 +81,19 @@ function dataLength(entry: EntryRecord): number {
   return storedLength(entry.deflated ?? entry.size, entry.aes === true);
 }
 
-export function usesZip64(size: number, offset: number): boolean {
-  return size > ZIP64_LIMIT || offset > ZIP64_LIMIT;
+/**
+ * Whether an entry's records are ZIP64: its data (`stored`: its length in the archive) or its
+ * header's offset passes 4 GiB. A body of unknown length is judged by its offset when its
+ * header is written (docs/readers.md: a small one must not get a 24-byte descriptor), and by
+ * its length too once it has ended (`headerZip64` false then, as yazl did).
+ */
+export function usesZip64(stored: number, offset: number): boolean {
+  return stored > ZIP64_LIMIT || offset > ZIP64_LIMIT;
 }
 
-export function localHeaderLength(nameBytes: number, aes = false): number {
-  return LOCAL_HEADER_FIXED + nameBytes + (aes ? AES_EXTRA : 0);
+/** The one formula for a local header's length (every layout, sizer and writer uses it). */
+export function localHeaderLength(nameBytes: number, zip64: boolean, aes = false): number {
+  return LOCAL_HEADER_FIXED + nameBytes + UT_EXTRA + (zip64 ? ZIP64_LOCAL_EXTRA : 0) + (aes ? AES_EXTRA : 0);
 }
 
 export function descriptorLength(zip64: boolean): number {
@@ -85,7 +104,7 @@ export function centralRecordLength(nameBytes: number, zip64: boolean, aes = fal
   return CENTRAL_RECORD_FIXED + nameBytes + UT_EXTRA + (zip64 ? ZIP64_EXTRA : 0) + (aes ? AES_EXTRA : 0);
 }
 
-/** Whether the archive needs the ZIP64 end records (as yazl decides when it writes them). */
+/** Whether the archive needs the ZIP64 end records. */
 export function needsZip64End(entryCount: number, centralSize: number, centralOffset: number): boolean {
   return entryCount >= 0xffff || centralSize >= 0xffffffff || centralOffset >= 0xffffffff;
 }
@@ -111,19 +130,41 @@ function writeAesExtra(buf: Buffer, at: number, deflated: boolean): void {
 
 export function localHeader(entry: EntryRecord, time: DosTime): Buffer {
   const aes = entry.aes === true;
-  const buf = Buffer.alloc(localHeaderLength(entry.name.length, aes));
+  const nameLength = entry.name.length;
+  const zip64 = entry.headerZip64 ?? entry.zip64;
+  const buf = Buffer.alloc(localHeaderLength(nameLength, zip64, aes));
   buf.writeUInt32LE(0x04034b50, 0);
-  buf.writeUInt16LE(aes ? VERSION_NEEDED_AES : VERSION_NEEDED, 4);
+  buf.writeUInt16LE(aes ? VERSION_NEEDED_AES : zip64 ? VERSION_NEEDED_ZIP64 : VERSION_NEEDED, 4);
   buf.writeUInt16LE(aes ? FLAGS | ENCRYPTED : FLAGS, 6);
-  buf.writeUInt16LE(aes ? AES_METHOD : 0, 8); // STORE
+  buf.writeUInt16LE(methodOf(entry), 8);
   buf.writeUInt16LE(time.time, 10);
   buf.writeUInt16LE(time.date, 12);
-  // CRC-32 and sizes are zero here: they follow the body in the data descriptor.
-  buf.writeUInt16LE(entry.name.length, 26);
-  buf.writeUInt16LE(aes ? AES_EXTRA : 0, 28);
+  // CRC-32 and sizes are zero here: they follow the body in the data descriptor. A ZIP64
+  // entry's are 0xffffffff, pointing at its ZIP64 extra (APPNOTE 4.5.3).
+  if (zip64) {
+    buf.writeUInt32LE(0xffffffff, 18);
+    buf.writeUInt32LE(0xffffffff, 22);
+  }
+  buf.writeUInt16LE(nameLength, 26);
+  buf.writeUInt16LE(UT_EXTRA + (zip64 ? ZIP64_LOCAL_EXTRA : 0) + (aes ? AES_EXTRA : 0), 28);
   entry.name.copy(buf, LOCAL_HEADER_FIXED);
-  if (aes) writeAesExtra(buf, LOCAL_HEADER_FIXED + entry.name.length, entry.deflated !== undefined);
+  let at = writeTimestampExtra(buf, LOCAL_HEADER_FIXED + nameLength, time);
+  if (zip64) {
+    buf.writeUInt16LE(0x0001, at);
+    buf.writeUInt16LE(ZIP64_LOCAL_EXTRA - 4, at + 2);
+    at += ZIP64_LOCAL_EXTRA; // both sizes 0, as the fixed fields would be without ZIP64
+  }
+  if (aes) writeAesExtra(buf, at, entry.deflated !== undefined);
   return buf;
+}
+
+/** Info-ZIP's extended timestamp, as it writes it: flags 1 (mtime), the mtime in Unix seconds. */
+function writeTimestampExtra(buf: Buffer, at: number, time: DosTime): number {
+  buf.writeUInt16LE(0x5455, at);
+  buf.writeUInt16LE(UT_EXTRA - 4, at + 2);
+  buf.writeUInt8(1, at + 4);
+  buf.writeInt32LE(time.unix, at + 5);
+  return at + UT_EXTRA;
 }
 
 export function dataDescriptor(entry: EntryRecord, crc: number): Buffer {
@@ -151,7 +192,7 @@ export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): B
   buf.writeUInt16LE(VERSION_MADE_BY, 4);
   buf.writeUInt16LE(aes ? VERSION_NEEDED_AES : entry.zip64 ? VERSION_NEEDED_ZIP64 : VERSION_NEEDED, 6);
   buf.writeUInt16LE(aes ? FLAGS | ENCRYPTED : FLAGS, 8);
-  buf.writeUInt16LE(aes ? AES_METHOD : 0, 10);
+  buf.writeUInt16LE(methodOf(entry), 10);
   buf.writeUInt16LE(time.time, 12);
   buf.writeUInt16LE(time.date, 14);
   buf.writeUInt32LE(aes ? 0 : crc >>> 0, 16);
@@ -165,12 +206,7 @@ export function centralRecord(entry: EntryRecord, crc: number, time: DosTime): B
   buf.writeUInt32LE(FILE_ATTRIBUTES, 38);
   buf.writeUInt32LE(entry.zip64 ? 0xffffffff : entry.offset, 42);
   entry.name.copy(buf, CENTRAL_RECORD_FIXED);
-  let at = CENTRAL_RECORD_FIXED + nameLength;
-  buf.writeUInt16LE(0x5455, at); // Info-ZIP universal timestamp
-  buf.writeUInt16LE(UT_EXTRA - 4, at + 2);
-  buf.writeUInt8(0b11, at + 4); // mtime and atime flags, mtime only present (as Info-ZIP writes)
-  buf.writeInt32LE(time.unix, at + 5);
-  at += UT_EXTRA;
+  let at = writeTimestampExtra(buf, CENTRAL_RECORD_FIXED + nameLength, time);
   if (entry.zip64) {
     buf.writeUInt16LE(0x0001, at);
     buf.writeUInt16LE(ZIP64_EXTRA - 4, at + 2);

@@ -80,17 +80,17 @@ export class ZipSizer {
   /** `aes`: every entry encrypted (28 more bytes of data and 11 of extra field per header). */
   constructor(private readonly aes = false) {}
 
-  add(nameBytes: number, size: number): void {
-    const stored = storedLength(size, this.aes);
-    const zip64 = usesZip64(stored, this.cursor);
-    this.cursor += localHeaderLength(nameBytes, this.aes) + stored + descriptorLength(zip64);
-    this.central += centralRecordLength(nameBytes, zip64, this.aes);
+  /** `knownFirst` false: the size was not known when its header was written (a ZIP64 entry). */
+  add(nameBytes: number, size: number, knownFirst = true): void {
+    const next = this.next(nameBytes, size, knownFirst);
+    this.cursor = next.cursor;
+    this.central = next.central;
     this.count++;
   }
 
-  /** Where the first body byte of an entry appended now would sit (its salt, when encrypted). */
-  nextDataOffset(nameBytes: number): number {
-    return this.cursor + localHeaderLength(nameBytes, this.aes);
+  /** Where the first body byte of an entry of this size appended now would sit (its salt, when encrypted). */
+  nextDataOffset(nameBytes: number, size: number): number {
+    return this.cursor + localHeaderLength(nameBytes, usesZip64(storedLength(size, this.aes), this.cursor), this.aes);
   }
 
   /** Size of the archive if it ended now. */
@@ -99,16 +99,23 @@ export class ZipSizer {
   }
 
   /** Size of the archive with one more entry, without adding it. */
-  totalWith(nameBytes: number, size: number): number {
-    const stored = storedLength(size, this.aes);
-    const zip64 = usesZip64(stored, this.cursor);
-    const cursor = this.cursor + localHeaderLength(nameBytes, this.aes) + stored + descriptorLength(zip64);
-    const central = this.central + centralRecordLength(nameBytes, zip64, this.aes);
+  totalWith(nameBytes: number, size: number, knownFirst = true): number {
+    const { cursor, central } = this.next(nameBytes, size, knownFirst);
     return cursor + central + endRecordsLength(needsZip64End(this.count + 1, central, cursor));
   }
 
   get entryCount(): number {
     return this.count;
+  }
+
+  private next(nameBytes: number, size: number, knownFirst: boolean): { cursor: number; central: number } {
+    const stored = storedLength(size, this.aes);
+    const zip64 = usesZip64(stored, this.cursor);
+    const headerZip64 = knownFirst ? zip64 : usesZip64(0, this.cursor);
+    return {
+      cursor: this.cursor + localHeaderLength(nameBytes, headerZip64, this.aes) + stored + descriptorLength(zip64),
+      central: this.central + centralRecordLength(nameBytes, zip64, this.aes),
+    };
   }
 }
 
@@ -128,7 +135,7 @@ export function planZip(entries: readonly { name: string; size: number }[], opti
     if (name.length > 0xffff) throw new RangeError(`entry ${index}: name is longer than 65535 bytes`);
     const offset = cursor;
     const zip64 = usesZip64(storedLength(e.size, aes), offset);
-    const dataOffset = offset + localHeaderLength(name.length, aes) + (aes ? AES_SALT + AES_VERIFIER : 0);
+    const dataOffset = offset + localHeaderLength(name.length, zip64, aes) + (aes ? AES_SALT + AES_VERIFIER : 0);
     const macOffset = dataOffset + e.size;
     const descriptorOffset = macOffset + (aes ? AES_MAC : 0);
     placed.push({ index, name, size: e.size, offset, zip64, dataOffset, descriptorOffset, ...(aes ? { aes } : {}) });
@@ -218,7 +225,7 @@ export function sliceRange(layout: ZipLayout, start: number, end: number): Segme
 }
 
 /**
- * The most bytes zlib's raw deflate (windowBits 15, memLevel 8, as yazl runs it) writes for
+ * The most bytes zlib's raw deflate (windowBits 15, memLevel 8, as the writer runs it) writes for
  * `size` bytes: zlib's own deflateBound. Incompressible data goes out in stored blocks, a few
  * bytes of framing each; split jobs lay deflate bins out with this, so caps hold for any data.
  */

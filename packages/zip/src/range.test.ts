@@ -1,17 +1,17 @@
 // Every sub-range of small archives, built from its plan (records rendered, bodies sliced,
 // CRC-32s computed upfront or learned on the way), equals the same bytes of the whole archive
-// as yazl writes it: for the smallest archives every (start, end) pair, for larger ones every
+// as the writer writes it: for the smallest archives every (start, end) pair, for larger ones every
 // pair of offsets around each record and body boundary, under each state of CRC knowledge the
 // engine meets (nothing known, all known, checkpoints, a mix). The ZIP64 archives (a body past
 // 4 GiB, more than 65,534 entries) are compared with their layout's records, which
-// format.test.ts shows equal to yazl's byte for byte.
+// format.test.ts shows equal to the writer's byte for byte.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { crc32, crc32Combine } from './crc32';
 import { planZip, renderSegment, type Segment, type ZipLayout } from './layout';
 import { buildRange, extendCheckpoint, planRange, type BodySource, type KnownCrcs } from './range';
 import type { CrcCheckpoint } from './stream-plan';
-import { renderWhole, yazlArchive, zerosCrc as zerosCrcUncached } from './testing';
+import { renderWhole, writerArchive, zerosCrc as zerosCrcUncached } from './testing';
 
 const MTIME = new Date('2026-11-25T18:00:00Z');
 
@@ -149,9 +149,9 @@ function checkRange(layout: ZipLayout, bodies: readonly Body[], states: Knowledg
   }
 }
 
-async function yazlWhole(names: string[], bodies: Buffer[]): Promise<Buffer> {
+async function writerWhole(names: string[], bodies: Buffer[]): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  await yazlArchive(
+  await writerArchive(
     names.map((name, i) => ({ name, body: { bytes: bodies[i]! }, declareSize: true })),
     MTIME,
     (c) => chunks.push(Buffer.from(c)),
@@ -162,7 +162,7 @@ async function yazlWhole(names: string[], bodies: Buffer[]): Promise<Buffer> {
 async function smallArchive(entries: [string, number][]) {
   const bodies = entries.map(([, size]) => randomBytes(size));
   const layout = planZip(entries.map(([name, size]) => ({ name, size })), { mtime: MTIME });
-  const whole = await yazlWhole(entries.map(([name]) => name), bodies);
+  const whole = await writerWhole(entries.map(([name]) => name), bodies);
   expect(whole.length).toBe(layout.totalSize);
   return { layout, bodies: bodies.map((bytes) => ({ bytes })), whole };
 }
@@ -220,7 +220,7 @@ describe('every sub-range of a planned ZIP', () => {
     expect(layout.entries.map((e) => e.zip64)).toEqual([false, false, true, true, true]);
     const crcs = bodies.map(crcOfBody);
     // The whole archive's bytes in [start, end], from its segments in order (records as
-    // format.test.ts shows yazl writes them, bodies as they are).
+    // format.test.ts shows the writer writes them, bodies as they are).
     const wholeRange = (start: number, end: number) => {
       const out: Buffer[] = [];
       let at = 0;

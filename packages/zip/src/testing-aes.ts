@@ -65,7 +65,11 @@ export function readAesZip(zip: Buffer, password: string): AesEntryRead[] {
     // The local header says the same (method, flags, the 0x9901 field).
     if (zip.readUInt32LE(offset) !== 0x04034b50 || zip.readUInt16LE(offset + 8) !== 99 || !(zip.readUInt16LE(offset + 6) & 1)) throw new Error(`${name}: bad local header`);
     const localExtra = zip.subarray(offset + 30 + zip.readUInt16LE(offset + 26), offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28));
-    if (!localExtra.subarray(4).equals(aes) || localExtra.readUInt16LE(0) !== 0x9901) throw new Error(`${name}: local 0x9901 field differs`);
+    let localAes: Buffer | null = null;
+    for (let x = 0; x < localExtra.length; x += 4 + localExtra.readUInt16LE(x + 2)) {
+      if (localExtra.readUInt16LE(x) === 0x9901) localAes = localExtra.subarray(x + 4, x + 4 + localExtra.readUInt16LE(x + 2));
+    }
+    if (!localAes?.equals(aes)) throw new Error(`${name}: local 0x9901 field differs`);
     const dataAt = offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28);
     const salt = zip.subarray(dataAt, dataAt + 16);
     const verifier = zip.subarray(dataAt + 16, dataAt + 18);

@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { crc32, crc32Combine } from './crc32';
 import { renderSegment, type ZipLayout } from './layout';
-import { newZipFile, YAZL_ENTRY_OPTIONS } from './yazl-options';
+import { ENTRY_OPTIONS } from './entry-options';
+import { ZipWriter } from './zip-writer';
 
 /** A body for tests: either real bytes or `length` zero bytes produced without allocating them. */
 export type TestBody = { bytes: Buffer } | { zeros: number };
@@ -46,19 +47,19 @@ export function bodyCrc(body: TestBody): number {
 }
 
 /**
- * Runs the (patched) yazl the packers use over these entries and hands every output chunk to
+ * Runs the writer the packers use over these entries and hands every output chunk to
  * `onChunk` with its offset; resolves with the total length.
  */
-export function yazlArchive(
+export function writerArchive(
   entries: { name: string; body: TestBody; declareSize: boolean }[],
   mtime: Date,
   onChunk: (chunk: Buffer, offset: number) => void,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
-    const zip = newZipFile();
+    const zip = new ZipWriter();
     let offset = 0;
     for (const e of entries) {
-      zip.addReadStreamLazy(e.name, YAZL_ENTRY_OPTIONS(mtime, e.declareSize ? bodyLength(e.body) : null), (cb) => cb(null, bodyStream(e.body)));
+      zip.addReadStreamLazy(e.name, ENTRY_OPTIONS(mtime, e.declareSize ? bodyLength(e.body) : null), (cb) => cb(null, bodyStream(e.body)));
     }
     zip.end();
     zip.on('error', reject);

@@ -1,8 +1,14 @@
-import type yazl from 'yazl';
+/** How an entry is added: its time, compression, and its body's length when known first. */
+export interface EntryOptions {
+  mtime?: Date;
+  compress?: boolean;
+  compressionLevel?: number;
+  size?: number;
+}
 
-/** What the packers write an archive into: yazl's ZipFile, or the AES writer (what both have). */
+/** What the packers write an archive into (ZipWriter; benches put a stand-in here). */
 export interface ZipOutput {
   outputStream: NodeJS.ReadableStream;
-  addReadStreamLazy(name: string, options: Partial<yazl.ReadStreamOptions>, open: (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void): void;
+  addReadStreamLazy(name: string, options: EntryOptions, open: (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void): void;
   end(): void;
 }

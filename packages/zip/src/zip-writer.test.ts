@@ -1,23 +1,23 @@
-// The AES writer (stored jobs, stream downloads of unknown size) writes exactly the bytes of the
+// The writer (stored jobs, stream downloads of unknown size) writes exactly the bytes of the
 // layout with the same encryption: a resumed upload, built from the layout, continues them.
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import { ZipEncryption } from './aes';
-import { AesZipWriter } from './aes-writer';
+import { ZipWriter } from './zip-writer';
 import { planZip } from './layout';
 import { buildRange, planRange } from './range';
 import { readAesZip } from './testing-aes';
 
 const MTIME = new Date('2026-11-26T15:00:00Z');
 
-describe('AesZipWriter', () => {
+describe('ZipWriter, AES', () => {
   it('writes the layout bytes, entry by entry as streams arrive, with a slow reader', async () => {
     const bodies = [randomBytes(3 << 20), Buffer.alloc(0), randomBytes(17)];
     const encryption = () => new ZipEncryption('password-123', Buffer.alloc(32, 1), 3);
-    const writer = new AesZipWriter(encryption());
+    const writer = new ZipWriter(encryption());
     bodies.forEach((b, i) =>
-      writer.addReadStreamLazy(`e${i}`, { mtime: MTIME }, (cb) => {
+      writer.addReadStreamLazy(`e${i}`, { mtime: MTIME, size: b.length }, (cb) => {
         const stream = Readable.from(b.length ? [b.subarray(0, 1000), b.subarray(1000)] : []);
         cb(null, stream);
         // What the packer does right after: a listener of its own, which starts the flow.
@@ -42,13 +42,13 @@ describe('AesZipWriter', () => {
     const encryption = () => new ZipEncryption('password-123', Buffer.alloc(32, 2), 1);
     const run = async (refuse: { entry: number; block: number } | null) => {
       const asked: string[] = [];
-      const writer = new AesZipWriter(encryption(), async (entry, block, digest) => {
+      const writer = new ZipWriter(encryption(), async (entry, block, digest) => {
         asked.push(`${entry}:${block}:${digest.length}`);
         await new Promise((r) => setTimeout(r, 1));
         return !(refuse && refuse.entry === entry && refuse.block === block);
       });
       bodies.forEach((b, i) =>
-        writer.addReadStreamLazy(`e${i}`, { mtime: MTIME }, (cb) => {
+        writer.addReadStreamLazy(`e${i}`, { mtime: MTIME, size: b.length }, (cb) => {
           // Chunks that straddle block boundaries.
           const cuts = [0, 1000, 700_000, 1_500_000, 2_200_000, b.length].filter((c) => c <= b.length);
           const stream = Readable.from(cuts.slice(1).map((c, j) => b.subarray(cuts[j]!, c)).filter((c) => c.length > 0));
@@ -82,9 +82,9 @@ describe('AesZipWriter', () => {
   it('deflates then encrypts an entry added with compress: method 99, 0x9901 method 8, sizes in the descriptor', async () => {
     const text = Buffer.from('id,name,amount\n'.repeat(20_000));
     const bodies = [text, Buffer.alloc(0), randomBytes(70_000)];
-    const writer = new AesZipWriter(new ZipEncryption('password-123', Buffer.alloc(32, 2), 1));
+    const writer = new ZipWriter(new ZipEncryption('password-123', Buffer.alloc(32, 2), 1));
     bodies.forEach((b, i) =>
-      writer.addReadStreamLazy(`d${i}`, { mtime: MTIME, compress: true, compressionLevel: 9 }, (cb) => {
+      writer.addReadStreamLazy(`d${i}`, { mtime: MTIME, compress: true, compressionLevel: 9, size: b.length }, (cb) => {
         const stream = Readable.from(b.length ? [b.subarray(0, 999), b.subarray(999)] : []);
         cb(null, stream);
         stream.on('data', () => undefined);

@@ -7,14 +7,14 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
 import { readWithYauzl } from './testing';
-import { newZipFile } from './yazl-options';
+import { ZipWriter } from './zip-writer';
 
-// yazl is patched (patches/yazl@3.3.1.patch) to push each entry's data into its output
-// stream and pause the entry's source while that output is full. These tests hold the output
-// back and check that nothing is lost, reordered or buffered without bound.
+// The writer pushes each entry's data into its output stream and pauses the entry's source
+// while that output is full. These tests hold the output back and check that nothing is lost,
+// reordered or buffered without bound.
 
 const MTIME = new Date('2026-11-25T12:00:00Z');
-const OUTPUT_BUFFER = 1024 * 1024; // the patched output's highWaterMark
+const OUTPUT_BUFFER = 1024 * 1024; // the output's highWaterMark
 const CHUNK = 64 * 1024;
 
 /** A source that yields `bytes` in 64 KiB chunks, as a socket does. */
@@ -43,7 +43,7 @@ async function drainSlowly(output: Readable): Promise<{ bytes: Buffer; maxBuffer
   return { bytes: Buffer.concat(parts), maxBuffered };
 }
 
-describe('patched yazl output', () => {
+describe('ZipWriter output', () => {
   it('keeps every entry whole and in order behind a slow consumer, stored and compressed alike', async () => {
     const bodies = {
       'a.bin': randomBytes(3 * 1024 * 1024 + 17),
@@ -52,12 +52,12 @@ describe('patched yazl output', () => {
       'd.bin': randomBytes(2 * 1024 * 1024),
       'e.bin': randomBytes(1024),
     };
-    const zip = newZipFile();
+    const zip = new ZipWriter();
     zip.addReadStreamLazy('a.bin', { mtime: MTIME, compress: false, size: bodies['a.bin'].length }, (cb) => cb(null, chunked(bodies['a.bin'])));
-    zip.addReadStream(chunked(bodies['b.txt']), 'b.txt', { mtime: MTIME, compress: true });
-    zip.addBuffer(bodies['c.bin'], 'c.bin', { mtime: MTIME, compress: false });
+    zip.addReadStreamLazy('b.txt', { mtime: MTIME, compress: true }, (cb) => cb(null, chunked(bodies['b.txt'])));
+    zip.addReadStreamLazy('c.bin', { mtime: MTIME, compress: false, size: 5 }, (cb) => cb(null, chunked(bodies['c.bin'])));
     zip.addReadStreamLazy('d.bin', { mtime: MTIME, compress: false }, (cb) => cb(null, chunked(bodies['d.bin'])));
-    zip.addBuffer(bodies['e.bin'], 'e.bin', { mtime: MTIME, compress: true });
+    zip.addReadStreamLazy('e.bin', { mtime: MTIME, compress: true, size: 1024 }, (cb) => cb(null, chunked(bodies['e.bin'])));
     zip.end();
 
     const { bytes, maxBuffered } = await drainSlowly(zip.outputStream as unknown as Readable);
@@ -68,7 +68,7 @@ describe('patched yazl output', () => {
     expect(entries.map((e) => e.name)).toEqual(Object.keys(bodies));
     for (const e of entries) expect(sha(e.data)).toBe(sha(bodies[e.name as keyof typeof bodies]));
     // A second, independent reader.
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'yazl-output-'));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'zip-writer-output-'));
     try {
       writeFileSync(path.join(dir, 'out.zip'), bytes);
       expect(execFileSync('unzip', ['-t', path.join(dir, 'out.zip')]).toString()).toMatch(/No errors detected/);
@@ -80,7 +80,7 @@ describe('patched yazl output', () => {
   it('resumes the paused source when the consumer reads again', async () => {
     const body = randomBytes(4 * 1024 * 1024);
     const source = chunked(body);
-    const zip = newZipFile();
+    const zip = new ZipWriter();
     zip.addReadStreamLazy('big.bin', { mtime: MTIME, compress: false, size: body.length }, (cb) => cb(null, source));
     zip.end();
     const output = zip.outputStream as unknown as Readable;

@@ -1,17 +1,19 @@
-// Writes a WinZip AES-256 ZIP as its bodies arrive, for what yazl cannot encrypt: stored jobs
-// and stream downloads of unknown size. It takes entries as the packers give them to yazl
+// Writes the archive as its bodies arrive: every ZIP the services write (stored jobs, stream
+// downloads of unknown size, AES or not). It takes entries as the packers give them
 // (`addReadStreamLazy`, in order, then `end`) and writes the records format.ts renders, so its
-// bytes are those of the layout (planZip with the same encryption): a resumed upload, built
-// from the layout, continues them exactly (aes-writer.test.ts). An entry added with
-// `compress: true` (stored deflate jobs) is deflated first and its compressed bytes encrypted
-// (0x9901's method 8); its sizes go in the descriptor, as every entry's do, and such a bin has
+// bytes are those of the layout (planZip with the same sizes and encryption): a resumed upload,
+// built from the layout, continues them exactly (zip-writer.test.ts, format.test.ts). An entry
+// added with `compress: true` (stored deflate jobs) is deflated (and then encrypted, with
+// 0x9901's method 8); its sizes go in the descriptor, as every entry's do, and such a bin has
 // no layout to resume from (it restarts from its first byte).
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createDeflateRaw } from 'node:zlib';
 import type { ZipEncryption } from './aes';
-import type { ZipOutput } from './zip-output';
-import { centralRecord, dataDescriptor, dosTime, endRecords, localHeader, storedLength, usesZip64, ZIP64_LIMIT, type DosTime, type EntryRecord } from './format';
+import { crc32 } from './crc32';
+import { centralRecord, dataDescriptor, dosTime, endRecords, localHeader, storedLength, usesZip64, type DosTime, type EntryRecord } from './format';
+import { deflateBound } from './layout';
+import type { EntryOptions, ZipOutput } from './zip-output';
 
 type StreamCallback = (cb: (err: unknown, stream: NodeJS.ReadableStream) => void) => void;
 
@@ -28,16 +30,18 @@ interface Pending {
   name: Buffer;
   time: DosTime;
   open: StreamCallback;
+  /** The body's length, when known before it streams (it must have exactly this many bytes). */
+  size: number | null;
   /** Deflate level, or null to store. */
   level: number | null;
 }
 
-export class AesZipWriter implements ZipOutput {
+export class ZipWriter implements ZipOutput {
   readonly outputStream: Readable;
-  /** As yazl's entries: the packers read a running CRC-32 here (AE-2 has none: it stays 0). */
+  /** Each entry's running CRC-32 as its body streams (the packers checkpoint it); AE-2 has none: 0. */
   readonly entries: { crc32: number }[] = [];
   private readonly pending: Pending[] = [];
-  private readonly written: { record: EntryRecord; time: DosTime }[] = [];
+  private readonly written: { record: EntryRecord; time: DosTime; crc: number }[] = [];
   private offset = 0;
   private ended = false;
   private pumping = false;
@@ -45,7 +49,8 @@ export class AesZipWriter implements ZipOutput {
   private readonly listeners: ((err: Error) => void)[] = [];
 
   constructor(
-    private readonly encryption: ZipEncryption,
+    /** Every entry WinZip AES-256 encrypted with this; null: a plain ZIP. */
+    private readonly encryption: ZipEncryption | null = null,
     /** Stream downloads of unknown size check each stored body's blocks (docs/archive-options.md#changed-origins). */
     private readonly checkBlock: BlockChecker | null = null,
   ) {
@@ -59,10 +64,9 @@ export class AesZipWriter implements ZipOutput {
     });
   }
 
-  /** yazl's signature; `size` is not needed (the descriptor carries it). */
-  addReadStreamLazy(name: string, options: { mtime?: Date; compress?: boolean; compressionLevel?: number }, open: StreamCallback): void {
+  addReadStreamLazy(name: string, options: EntryOptions, open: StreamCallback): void {
     const level = options.compress ? (options.compressionLevel ?? 6) : null;
-    this.pending.push({ name: Buffer.from(name, 'utf8'), time: dosTime(options.mtime ?? new Date()), open, level });
+    this.pending.push({ name: Buffer.from(name, 'utf8'), time: dosTime(options.mtime ?? new Date()), open, size: options.size ?? null, level });
     this.entries.push({ crc32: 0 });
     void this.pump();
   }
@@ -92,7 +96,9 @@ export class AesZipWriter implements ZipOutput {
         this.outputStream.push(null);
       }
     } catch (err) {
-      this.outputStream.destroy(err as Error);
+      // A body's error reaches the packer through the body too: an output nobody reads (its
+      // upload gone) is closed without an error event no one would handle.
+      this.outputStream.destroy(this.outputStream.listenerCount('error') > 0 ? (err as Error) : undefined);
       for (const l of this.listeners) l(err as Error);
     } finally {
       this.pumping = false;
@@ -102,76 +108,91 @@ export class AesZipWriter implements ZipOutput {
   private async writeEntry(entry: Pending): Promise<void> {
     const index = this.written.length;
     const offset = this.offset;
-    // A deflated entry's local header says method 8 in its 0x9901 field (its sizes come later).
-    const header: EntryRecord = { name: entry.name, size: 0, offset, zip64: false, aes: true, ...(entry.level === null ? {} : { deflated: 0 }) };
-    // Derived on the thread pool: the event loop serves other requests meanwhile.
-    await this.encryption.ready([index]);
-    await this.push(Buffer.concat([localHeader(header, entry.time), this.encryption.preamble(index)]));
-    const cipher = this.encryption.cipher(index);
-    const mac = this.encryption.mac(index);
+    const encryption = this.encryption;
+    const aes = encryption !== null;
+    const deflate = entry.level !== null;
+    // The layout's rule, decided before the header: ZIP64 when the entry's data (at most
+    // deflateBound of its size, deflated) or its offset passes 4 GiB (format.ts#usesZip64).
+    const headerZip64 = usesZip64(entry.size === null ? 0 : storedLength(deflate ? deflateBound(entry.size) : entry.size, aes), offset);
+    // A deflated entry's header says so (method 8, or 8 in its 0x9901 field); its sizes come later.
+    const header: EntryRecord = { name: entry.name, size: 0, offset, zip64: headerZip64, ...(aes ? { aes } : {}), ...(deflate ? { deflated: 0 } : {}) };
+    if (encryption) {
+      // Derived on the thread pool: the event loop serves other requests meanwhile.
+      await encryption.ready([index]);
+      await this.push(Buffer.concat([localHeader(header, entry.time), encryption.preamble(index)]));
+    } else await this.push(localHeader(header, entry.time));
+    const cipher = encryption?.cipher(index);
+    const mac = encryption?.mac(index);
+    const running = this.entries[index]!;
     let size = 0;
-    let encrypted = 0;
-    // Encrypts what it is given (the body, or its deflated bytes) into the output, pausing
-    // `source` while the output is full.
-    const encrypt = (source: NodeJS.ReadableStream) => (chunk: Buffer) => {
-      const ciphertext = cipher.xor(chunk, encrypted);
-      encrypted += chunk.length;
-      mac.update(ciphertext);
-      this.offset += ciphertext.length;
-      if (!this.outputStream.push(ciphertext)) {
+    let crc = 0;
+    let written = 0;
+    // Writes what it is given (the body, or its deflated bytes; encrypted in an AES ZIP) into
+    // the output, pausing `source` while the output is full.
+    const write = (source: NodeJS.ReadableStream) => (chunk: Buffer) => {
+      const bytes = cipher ? cipher.xor(chunk, written) : chunk;
+      written += chunk.length;
+      mac?.update(bytes);
+      this.offset += bytes.length;
+      if (!this.outputStream.push(bytes)) {
         source.pause();
         this.wake = () => source.resume();
       }
     };
-    // Consumed from within the callback, as yazl does: the packer adds its own 'data' listener
-    // right after it, which starts the stream flowing, so no chunk may come before ours.
+    const count = (chunk: Buffer) => {
+      size += chunk.length;
+      if (!aes) running.crc32 = crc = crc32(chunk, crc);
+    };
+    // Consumed from within the callback: the packer adds its own 'data' listener right after
+    // it, which starts the stream flowing, so no chunk may come before ours (and the running
+    // CRC it reads is this chunk's).
     await new Promise<void>((resolve, reject) =>
       entry.open((err, stream) => {
         if (err) return reject(err as Error);
         stream.once('error', reject);
-        if (entry.level === null && this.checkBlock) {
-          this.checkedBody(index, stream, encrypt(stream), (n) => (size += n)).then(resolve, reject);
+        if (!deflate && this.checkBlock) {
+          this.checkedBody(index, stream, write(stream), count).then(resolve, reject);
           return;
         }
-        if (entry.level === null) {
-          const write = encrypt(stream);
+        if (!deflate) {
+          const out = write(stream);
           stream.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            write(chunk);
+            count(chunk);
+            out(chunk);
           });
           stream.once('end', () => resolve());
           return;
         }
-        const deflate = createDeflateRaw({ level: entry.level });
-        deflate.on('data', encrypt(deflate));
-        deflate.once('end', () => resolve());
-        deflate.once('error', reject);
-        stream.once('error', () => deflate.destroy());
+        const deflater = createDeflateRaw({ level: entry.level! });
+        deflater.on('data', write(deflater));
+        deflater.once('end', () => resolve());
+        deflater.once('error', reject);
+        stream.once('error', () => deflater.destroy());
         stream.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (!deflate.write(chunk)) {
+          count(chunk);
+          if (!deflater.write(chunk)) {
             stream.pause();
-            deflate.once('drain', () => stream.resume());
+            deflater.once('drain', () => stream.resume());
           }
         });
-        stream.once('end', () => deflate.end());
+        stream.once('end', () => deflater.end());
       }),
     );
-    const digest = mac.digest();
-    const deflated = entry.level === null ? {} : { deflated: encrypted };
-    // The layout's rule: ZIP64 when the entry's stored data or its header's offset passes 4 GiB
-    // (or, deflated, its body does).
-    const zip64 = usesZip64(storedLength(encrypted, true), offset) || size > ZIP64_LIMIT;
-    const record = { ...header, size, zip64, ...deflated };
-    await this.push(Buffer.concat([digest, dataDescriptor(record, 0)]));
-    this.written.push({ record, time: entry.time });
+    // Its header promised a length (and with it, its ZIP64 form): a body of another is an error.
+    if (entry.size !== null && size !== entry.size) throw new Error(`entry ${index}: the body has ${size} bytes, not the ${entry.size} declared`);
+    // A body of unknown length past 4 GiB: ZIP64 records after a header without the extra.
+    const zip64 = headerZip64 || usesZip64(Math.max(size, storedLength(written, aes)), offset);
+    const record: EntryRecord = { ...header, size, zip64, ...(zip64 === headerZip64 ? {} : { headerZip64 }), ...(deflate ? { deflated: written } : {}) };
+    const trailer = dataDescriptor(record, crc);
+    await this.push(mac ? Buffer.concat([mac.digest(), trailer]) : trailer);
+    this.written.push({ record, time: entry.time, crc });
   }
 
   /**
-   * A stored body whose blocks are each held until `checkBlock` allows them, then encrypted:
+   * An encrypted stored body whose blocks are each held until `checkBlock` allows them, then encrypted:
    * the stream is paused while a block is checked, so at most a block and a chunk are held.
    */
-  private checkedBody(index: number, stream: NodeJS.ReadableStream, write: (chunk: Buffer) => void, count: (bytes: number) => void): Promise<void> {
+  private checkedBody(index: number, stream: NodeJS.ReadableStream, write: (chunk: Buffer) => void, count: (chunk: Buffer) => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let held: Buffer[] = [];
       let heldBytes = 0;
@@ -225,7 +246,7 @@ export class AesZipWriter implements ZipOutput {
         release().then(resolve, reject);
       };
       stream.on('data', (chunk: Buffer) => {
-        count(chunk.length);
+        count(chunk);
         if (checking) {
           waiting.push(chunk);
           stream.pause();
@@ -240,7 +261,7 @@ export class AesZipWriter implements ZipOutput {
 
   private async writeCentral(): Promise<void> {
     const centralOffset = this.offset;
-    const records = this.written.map(({ record, time }) => centralRecord(record, 0, time));
+    const records = this.written.map(({ record, time, crc }) => centralRecord(record, crc, time));
     const central = Buffer.concat(records);
     await this.push(central);
     await this.push(endRecords(this.written.length, central.length, centralOffset));
