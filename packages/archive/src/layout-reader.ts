@@ -7,6 +7,9 @@ import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type File
 import type { BinFileRow } from '@ap/db';
 import { hostOf } from './host-of';
 import type { CrcStore } from './crc-store';
+import type { CrcTap } from './crc-tap';
+import { CrcWork } from './crc-work';
+import type { CrcWaiter } from './entry-crc';
 import { DataSource } from './data-source';
 import { Readable } from 'node:stream';
 import { blockSpan, digestOf, encryptedBody, readWhole, type BlockCheck } from './encrypted-body';
@@ -19,6 +22,8 @@ export interface LayoutReaderOptions {
   checkpointEvery: number;
   /** Connections and memory budget for fetching bodies ahead (defaults: 8, 64 MiB). */
   fetchAhead?: FetchAheadOptions;
+  /** The process's shared CRC work (the API's, across its downloads); without it, each reader has its own. */
+  crcWork?: CrcWork;
 }
 
 export const LAYOUT_READER_DEFAULTS: LayoutReaderOptions = { checkpointEvery: 64 << 20 };
@@ -29,6 +34,11 @@ export const BATCH_BYTES = 64 * 1024;
 const CHECKED_WHEN_OPENED = 256 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
+/**
+ * Body slices from this size are seen by their entry's shared CRC work (and any that starts past
+ * an unknown prefix): smaller ones cost little to read again, and 20,000 of them stay out of it.
+ */
+const TAPPED_FROM = 1 << 20;
 
 /** One entry's input as probed, with the best known CRC checkpoint of its body. */
 export interface LayoutInput {
@@ -68,6 +78,11 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
+/** The entry whose CRC a record holds (a data descriptor, a central record), if any. */
+function crcNeeded(segment: SegmentSlice['segment']): number | null {
+  return segment.kind === 'descriptor' || segment.kind === 'central' ? segment.entry : null;
+}
+
 /** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
 export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'> & Partial<Pick<CrcStore, 'claimBlock' | 'loadBlocks'>>;
 
@@ -82,6 +97,12 @@ export class LayoutReader {
   private keys: KeysAhead | null = null;
   /** What was learned of a file found changed, being dropped. */
   private forgetting: Promise<void> = Promise.resolve();
+  /** Where CRCs not known yet are worked out (shared by the process's readers, or this one's). */
+  private readonly work: CrcWork;
+  /** The body pieces' taps (entries whose CRC is not known), by piece. */
+  private readonly taps = new Map<BodyPiece, CrcTap>();
+  /** CRCs this response's records will need and its bodies do not track, being worked out meanwhile. */
+  private readonly wanted = new Map<number, CrcWaiter>();
 
   constructor(
     private readonly fetcher: Fetcher,
@@ -94,7 +115,9 @@ export class LayoutReader {
     private readonly signal: AbortSignal,
     /** MACs already known, by index (encrypted layouts). */
     private readonly macs = new Map<number, Buffer>(),
-  ) {}
+  ) {
+    this.work = opts.crcWork ?? new CrcWork(fetcher, null, { siblingWaitMs: 0 });
+  }
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
     const plan = this.planOf(slices);
@@ -104,11 +127,27 @@ export class LayoutReader {
       const encryption = this.layout.encryption;
       await this.crcStore.loadBlocks(this.jobId, [...entries].map((e) => ({ position: this.inputs[e]!.position, generation: encryption.generationOf(e) })));
     }
-    for (const { entry, from } of plan.upfront) {
-      const input = this.inputs[entry]!;
-      await this.keys?.need(entry);
-      if (this.layout.encryption) this.learnMac(entry, (await this.macUpTo(entry, input.size)).digest());
-      else this.learn(entry, await this.crcOfRange(input, from, input.size));
+    if (this.layout.encryption) {
+      // A MAC runs over the whole ciphertext in order: it is computed alone, before the first byte.
+      for (const { entry } of plan.upfront) {
+        await this.keys?.need(entry);
+        this.learnMac(entry, (await this.macUpTo(entry, this.inputs[entry]!.size)).digest());
+      }
+    } else {
+      // The first byte goes out at once: CRCs needed later are worked out while the bytes before them stream.
+      for (const piece of plan.pieces) {
+        if (piece.kind === 'body' && !this.crcs.has(piece.entry) && (piece.crc?.kind === 'prefix' || piece.to - piece.from >= TAPPED_FROM)) {
+          this.taps.set(piece, this.entryWork(piece.entry).tap(piece.from, piece.to));
+        }
+      }
+      for (const { entry } of plan.upfront) this.want(entry);
+      for (const piece of plan.pieces) if (piece.kind === 'body' && piece.crc?.kind === 'prefix') this.want(piece.entry);
+      // What the first bytes need is awaited here, so a file that cannot be read fails before any byte.
+      const lead = plan.pieces[0];
+      if (lead?.kind === 'record') {
+        const entry = crcNeeded(lead.slice.segment);
+        if (entry !== null) await this.need(entry);
+      }
     }
     const ahead = this.aheadFor(plan);
     const piece = plan.pieces.find((p) => p.kind === 'body');
@@ -121,7 +160,7 @@ export class LayoutReader {
     // An encrypted entry's checkpoint is a MAC state this process kept (crc unused).
     const plan = this.layout.encryption
       ? planSlices(this.layout, slices, { has: (e) => this.macs.has(e), checkpoint: (e) => this.macCheckpoint(e) })
-      : planSlices(this.layout, slices, { has: (e) => this.crcs.has(e), checkpoint: (e) => this.inputs[e]!.checkpoint });
+      : planSlices(this.layout, slices, { has: (e) => this.hasCrc(e), checkpoint: (e) => this.bestCheckpoint(e) });
     this.planned = { slices, plan };
     if (this.layout.encryption) this.keys = new KeysAhead(this.layout.encryption, plan);
     return plan;
@@ -167,6 +206,8 @@ export class LayoutReader {
         if (piece.kind === 'record') {
           const { segment, from, length } = piece.slice;
           if (segment.kind === 'header' || segment.kind === 'mac') await this.keys?.need(segment.entry);
+          const needs = crcNeeded(segment);
+          if (needs !== null && !this.layout.encryption) await this.need(needs);
           const bytes = renderSegment(this.layout, segment, (e) => this.crcOf(e), (e) => this.macOf(e));
           batch.push(from === 0 && length === bytes.length ? bytes : bytes.subarray(from, from + length));
           batched += length;
@@ -207,6 +248,8 @@ export class LayoutReader {
   /** Releases the first body if `bytes` never ran, and stores what was learned. */
   async close(): Promise<void> {
     this.ahead?.close();
+    for (const tap of this.taps.values()) tap.end();
+    for (const waiter of this.wanted.values()) waiter.release();
     if (this.first) await this.first.source.close();
     await this.forgetting;
     await this.crcStore.flush();
@@ -216,6 +259,40 @@ export class LayoutReader {
     const crc = this.crcs.get(entry);
     if (crc === undefined) throw new Error(`CRC of entry ${entry} is not known`); // crcsNeededUpfront guarantees it
     return crc;
+  }
+
+  /** The entry's CRC is known here, or to the process's shared work. */
+  private hasCrc(entry: number): boolean {
+    if (this.crcs.has(entry)) return true;
+    const known = this.work.peek(this.jobId, this.inputs[entry]!)?.whole ?? null;
+    if (known === null) return false;
+    this.crcs.set(entry, known);
+    return true;
+  }
+
+  /** The furthest known prefix CRC: stored, or learned in this process since. */
+  private bestCheckpoint(entry: number): CrcCheckpoint | null {
+    const stored = this.inputs[entry]!.checkpoint;
+    const held = this.work.peek(this.jobId, this.inputs[entry]!)?.checkpoint;
+    return held && held.length > (stored?.length ?? 0) ? held : stored;
+  }
+
+  private entryWork(entry: number) {
+    return this.work.entry(this.jobId, this.inputs[entry]!);
+  }
+
+  /** Starts working out the entry's CRC, unless it is known or already wanted. */
+  private want(entry: number): void {
+    if (this.crcs.has(entry) || this.wanted.has(entry) || this.inputs[entry]!.size === 0) return;
+    this.wanted.set(entry, this.entryWork(entry).want(this.signal));
+  }
+
+  /** Waits for a CRC the next bytes need (learned on the way, or worked out meanwhile). */
+  private async need(entry: number): Promise<void> {
+    if (this.crcs.has(entry) || this.inputs[entry]!.size === 0) return;
+    this.want(entry);
+    const crc = await this.wanted.get(entry)!.needed();
+    if (!this.crcs.has(entry)) this.learn(entry, crc);
   }
 
   private macOf(entry: number): Buffer {
@@ -264,12 +341,14 @@ export class LayoutReader {
     if (known === crc) return;
     if (known !== undefined) this.changed(entry);
     this.crcs.set(entry, crc);
+    this.work.peek(this.jobId, this.inputs[entry]!)?.learned(crc);
     this.crcStore.crc(this.jobId, this.inputs[entry]!.position, crc);
   }
 
   /** The origin sent other bytes than those learned: the response is cut before the sum goes out, and the next one learns again. */
   private changed(entry: number): never {
     this.crcs.delete(entry);
+    this.work.forget(this.jobId, this.inputs[entry]!);
     this.macs.delete(entry);
     // An encrypted entry's next layout gets a fresh salt: its keystream never meets the new bytes.
     this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position, this.layout.encryption?.generationOf(entry));
@@ -297,20 +376,6 @@ export class LayoutReader {
     return opened;
   }
 
-  /** CRC-32 of body bytes [from.length, upTo), continuing from.crc: fetched, not sent. */
-  private async crcOfRange(input: LayoutInput, from: CrcCheckpoint, upTo: number): Promise<number> {
-    if (from.length >= upTo) return from.crc;
-    const opened = await this.open(input, from.length, upTo);
-    let crc = from.crc;
-    let got = 0;
-    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
-      crc = crc32(chunk, crc);
-      got += chunk.length;
-    }
-    if (got !== upTo - from.length) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
-    return crc;
-  }
-
   private async openSource(piece: BodyPiece): Promise<DataSource> {
     const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
@@ -332,10 +397,10 @@ export class LayoutReader {
       }
       return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks });
     }
-    // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
-    const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
+    // A CRC tracked from where a checkpoint ends; one whose prefix is not known is the shared work's (prepare).
+    const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : null;
     const opened = await this.open(input, from, to);
-    return new DataSource(this, entry, input, opened, from, to, tracked);
+    return new DataSource(this, entry, input, opened, from, to, tracked, null, this.taps.get(piece) ?? null);
   }
 
   /**
