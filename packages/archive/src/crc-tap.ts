@@ -94,9 +94,11 @@ export class CrcTap {
 
   private split(): void {
     if (this.at === this.pieceFrom) return;
-    if (!this.detached) this.owner.pieceOf(this, { from: this.pieceFrom, to: this.at, crc: this.pieceCrc });
+    const piece = { from: this.pieceFrom, to: this.at, crc: this.pieceCrc };
     this.before = this.run();
     this.pieceFrom = this.at;
     this.pieceCrc = 0;
+    // Handed on once the tap stands at its new piece: the owner may cut it again meanwhile.
+    if (!this.detached) this.owner.pieceOf(this, piece);
   }
 }

@@ -41,6 +41,8 @@ export class EntryCrc implements TapOwner {
   private readonly waiters = new Set<Waiter>();
   private abort: AbortController | null = null;
   private planTimer: NodeJS.Timeout | null = null;
+  /** When the first response wanted the CRC (the sibling wait counts from then). */
+  private firstWantAt: number | null = null;
   private watchTimer: NodeJS.Timeout | null = null;
   /** Taps the last plan counted on. */
   private relied = new Set<CrcTap>();
@@ -191,21 +193,20 @@ export class EntryCrc implements TapOwner {
     this.planTimer = this.watchTimer = null;
   }
 
-  private schedule(now: boolean): void {
+  private schedule(due: boolean): void {
     if (this.whole !== null) return;
-    if (now) {
-      if (this.planTimer) clearTimeout(this.planTimer);
+    // A response waits: taps counted on that stall, or would take long, are read instead.
+    if (due) this.watchTimer ??= setInterval(() => this.watch(), WATCH_MS);
+    if (this.planTimer) return;
+    // Download managers open their ranges within moments of each other, so the first plan waits
+    // that long for their taps (which cover more than a read would), even for a response that waits.
+    const wait = this.firstWantAt === null ? this.host.siblingWaitMs : this.firstWantAt + this.host.siblingWaitMs - performance.now();
+    this.firstWantAt ??= performance.now();
+    if (wait <= 0) return this.plan();
+    this.planTimer = setTimeout(() => {
       this.planTimer = null;
       this.plan();
-      // A response waits: taps counted on that stall, or would take long, are read instead.
-      this.watchTimer ??= setInterval(() => this.watch(), WATCH_MS);
-      return;
-    }
-    // Download managers open their ranges within moments of each other: their taps cover more than a read would.
-    this.planTimer ??= setTimeout(() => {
-      this.planTimer = null;
-      this.plan();
-    }, this.host.siblingWaitMs);
+    }, wait);
   }
 
   private watch(): void {

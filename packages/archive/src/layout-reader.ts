@@ -35,8 +35,8 @@ const CHECKED_WHEN_OPENED = 256 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
 /**
- * Body slices from this size are seen by their entry's shared CRC work (and any that starts past
- * an unknown prefix): smaller ones cost little to read again, and 20,000 of them stay out of it.
+ * Whole bodies from this size are seen by their entry's shared CRC work, as is every part of a
+ * body: a smaller whole one learns its own CRC, and 20,000 of them stay out of it.
  */
 const TAPPED_FROM = 1 << 20;
 
@@ -136,7 +136,7 @@ export class LayoutReader {
     } else {
       // The first byte goes out at once: CRCs needed later are worked out while the bytes before them stream.
       for (const piece of plan.pieces) {
-        if (piece.kind === 'body' && !this.crcs.has(piece.entry) && (piece.crc?.kind === 'prefix' || piece.to - piece.from >= TAPPED_FROM)) {
+        if (piece.kind === 'body' && !this.crcs.has(piece.entry) && (piece.from > 0 || piece.to < this.inputs[piece.entry]!.size || piece.to >= TAPPED_FROM)) {
           this.taps.set(piece, this.entryWork(piece.entry).tap(piece.from, piece.to));
         }
       }
