@@ -23,7 +23,7 @@ export interface CrcWorkOptions {
   entriesKept: number;
 }
 
-export const CRC_WORK_DEFAULTS: CrcWorkOptions = { connections: 16, siblingWaitMs: 300, patienceMs: 3000, minChunk: 1 << 20, maxChunk: 32 << 20, entriesKept: 10_000 };
+export const CRC_WORK_DEFAULTS: CrcWorkOptions = { connections: 16, siblingWaitMs: 300, patienceMs: 10_000, minChunk: 1 << 20, maxChunk: 32 << 20, entriesKept: 10_000 };
 
 /** An entry's input, as the layout reader has it. */
 export interface CrcInput {
