@@ -181,7 +181,7 @@ try {
     const cappedProxy = spawnTs('bench/lib/proxy-server.ts', [], { ...process.env, ORIGIN_URL: cappedUrl });
     children.push(cappedProxy);
     const cappedProxyUrl = (await firstLine<{ url: string }>(cappedProxy)).url;
-    const read = async () => ((await (await fetch(`${cappedUrl}/stats`)).json()) as { bytes: number }).bytes;
+    const stats = async (reset = false) => (await (await fetch(`${cappedUrl}/stats${reset ? '?reset' : ''}`)).json()) as { bytes: number; peakOpen: number };
     // 1,500,000,000 of 2 GiB: the same share of smaller ZIPs.
     const deep = (size: number) => Math.floor((size * 1_500_000_000) / (2 * 1024 * MiB));
     let seed = 9000;
@@ -192,11 +192,12 @@ try {
       return { zip, proxy: `${cappedProxyUrl}/concat/${D_BYTES}/${D_FILES}/${first}` };
     };
     const side = async (url: string, size: number, measure: (url: string, size: number) => Promise<Timed | number>) => {
-      const before = await read();
+      const before = (await stats(true)).bytes;
       const got = await measure(url, size);
       // Requests the measure ended may still be sending: the origin's count settles first.
       await new Promise((r) => setTimeout(r, 500));
-      return { got, perByte: ((await read()) - before) / size };
+      const after = await stats();
+      return { got, perByte: (after.bytes - before) / size, peakConnections: after.peakOpen };
     };
     const fmt = (t: Timed | number) => (typeof t === 'number' ? `done in ${t.toFixed(2)} s` : `first byte ${t.ttfb.toFixed(2)} s, last ${t.total.toFixed(2)} s`);
     const cases: [string, (url: string, size: number) => Promise<Timed | number>][] = [
@@ -211,8 +212,8 @@ try {
       const { zip, proxy } = await cold();
       const stream = await side(zip.download_url, zip.size, measure);
       const plain = await side(proxy, D_FILES * D_BYTES, measure);
-      console.log(`    ${name.padEnd(28)} stream ZIP: ${fmt(stream.got)}, origin ${stream.perByte.toFixed(3)} bytes per ZIP byte | plain proxy: ${fmt(plain.got)}, ${plain.perByte.toFixed(3)}`);
-      d[name] = { stream: stream.got, streamOriginPerByte: stream.perByte, proxy: plain.got, proxyOriginPerByte: plain.perByte };
+      console.log(`    ${name.padEnd(28)} stream ZIP: ${fmt(stream.got)}, origin ${stream.perByte.toFixed(3)} bytes per ZIP byte over up to ${stream.peakConnections} connections | plain proxy: ${fmt(plain.got)}, ${plain.perByte.toFixed(3)}`);
+      d[name] = { stream: stream.got, streamOriginPerByte: stream.perByte, streamPeakConnections: stream.peakConnections, proxy: plain.got, proxyOriginPerByte: plain.perByte };
     }
     figures.d = { files: D_FILES, fileMiB: D_BYTES / MiB, rateMBps: D_RATE_MBPS, cases: d };
   }
