@@ -165,6 +165,21 @@ describe('a cold stream ZIP', () => {
     const full = await download(zip.url);
     for (const n of [200, 4096]) expect((await download(zip.url, { range: `bytes=-${n}` })).body.equals(full.body.subarray(size - n))).toBe(true);
   });
+
+  it('does not wait on a whole download that has not reached the entries a tail range needs', async () => {
+    const bodies = [bytesOf(4801, 6 * MiB), bytesOf(4802, 6 * MiB), bytesOf(4803, 6 * MiB)];
+    const zip = await coldZip(bodies);
+    const size = zip.layout.totalSize;
+    // A whole download whose client reads nothing: its later bodies never begin.
+    const stalled = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(zip.url, { agent: false }, resolve).on('error', reject));
+    stalled.pause();
+    try {
+      const tail = await range(zip.url, zip.layout.centralOffset, size - 1);
+      expect(tail.equals(zip.whole.subarray(zip.layout.centralOffset))).toBe(true);
+    } finally {
+      stalled.destroy();
+    }
+  });
 });
 
 /** Seeded, so a failure names the ranges it saw. */

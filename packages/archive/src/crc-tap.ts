@@ -26,6 +26,8 @@ export class CrcTap {
   /** Points ahead where the piece is cut (sorted). */
   private cuts: number[] = [];
   readonly openedAt = performance.now();
+  /** When its first bytes passed (null: not yet). */
+  startedAt: number | null = null;
   lastProgressAt = this.openedAt;
   /** No longer counted on by the entry (it stalled, or the entry's CRC is known): it only hashes. */
   detached = false;
@@ -42,6 +44,7 @@ export class CrcTap {
 
   /** The next bytes of the slice, in order. */
   update(chunk: Buffer): void {
+    this.startedAt ??= performance.now();
     let rest = chunk;
     while (this.cuts.length > 0 && this.cuts[0]! <= this.at + rest.length) {
       const cut = this.cuts.shift()!;

@@ -102,13 +102,6 @@ export class CrcWork {
     this.entries.delete(keyOf(jobId, input));
   }
 
-  /** Body bytes read only to be hashed, over the entries held (tests and benches). */
-  get hashedOnlyBytes(): number {
-    let n = 0;
-    for (const e of this.entries.values()) n += e.hashedOnly;
-    return n;
-  }
-
   private trim(): void {
     if (this.entries.size <= this.opts.entriesKept) return;
     for (const [key, e] of this.entries) {

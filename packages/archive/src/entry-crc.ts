@@ -31,6 +31,10 @@ interface Waiter {
 }
 
 const WATCH_MS = 250;
+/** A slice counted on that has sent nothing for this long since its response asked for it is read instead. */
+const UNSTARTED_MS = 3000;
+/** A slice's rate is judged after it has run this long. */
+const RATE_AFTER_MS = 1000;
 
 export class EntryCrc implements TapOwner {
   private prefix: CrcCheckpoint;
@@ -46,8 +50,6 @@ export class EntryCrc implements TapOwner {
   private watchTimer: NodeJS.Timeout | null = null;
   /** Taps the last plan counted on. */
   private relied = new Set<CrcTap>();
-  /** Body bytes read only to be hashed (tests, the per-ZIP bound). */
-  hashedOnly = 0;
 
   constructor(
     private readonly host: EntryCrcHost,
@@ -196,7 +198,7 @@ export class EntryCrc implements TapOwner {
   private schedule(due: boolean): void {
     if (this.whole !== null) return;
     // A response waits: taps counted on that stall, or would take long, are read instead.
-    if (due) this.watchTimer ??= setInterval(() => this.watch(), WATCH_MS);
+    if (due) this.watchTimer ??= setInterval(() => this.watch(), WATCH_MS).unref();
     if (this.planTimer) return;
     // Download managers open their ranges within moments of each other, so the first plan waits
     // that long for their taps (which cover more than a read would), even for a response that waits.
@@ -206,18 +208,21 @@ export class EntryCrc implements TapOwner {
     this.planTimer = setTimeout(() => {
       this.planTimer = null;
       this.plan();
-    }, wait);
+    }, wait).unref();
   }
 
   private watch(): void {
     const now = performance.now();
     let cut = false;
     for (const tap of this.relied) {
-      if (tap.ended || tap.detached || now - tap.openedAt < this.host.patienceMs) continue;
-      const rate = (tap.at - tap.from) / Math.max(1, tap.lastProgressAt - tap.openedAt);
-      const stalled = now - tap.lastProgressAt > this.host.patienceMs;
-      const slow = rate <= 0 || (tap.to - tap.at) / rate > this.host.patienceMs;
-      if (stalled || slow) {
+      if (tap.ended || tap.detached) continue;
+      // A slice not begun a moment after its response asked for it is far behind in that
+      // response (a whole download's later body): it is read instead.
+      const unstarted = tap.startedAt === null && now - tap.openedAt > UNSTARTED_MS;
+      const stalled = tap.startedAt !== null && now - tap.lastProgressAt > this.host.patienceMs;
+      const running = tap.startedAt === null ? 0 : tap.lastProgressAt - tap.startedAt;
+      const slow = running > RATE_AFTER_MS && ((tap.to - tap.at) * running) / (tap.at - tap.from) > this.host.patienceMs;
+      if (unstarted || stalled || slow) {
         tap.detach();
         this.taps.delete(tap);
         for (const other of this.taps) other.cutAt(tap.at);
@@ -291,7 +296,6 @@ export class EntryCrc implements TapOwner {
       const n = Math.min(chunk.length, to - at);
       crc = crc32(n === chunk.length ? chunk : chunk.subarray(0, n), crc);
       at += n;
-      this.hashedOnly += n;
     };
     void this.host.read(from, to, signal, hash).then(
       () => {
