@@ -14,7 +14,7 @@ export interface CrcWorkOptions {
   connections: number;
   /** How long a response that will need a CRC later waits for sibling ranges before reading gaps. */
   siblingWaitMs: number;
-  /** How long a response that needs a CRC now counts on another response's slice that stalls or would take longer. */
+  /** How long a response that needs a CRC now counts on another response's slice still to come (by its rate so far). */
   patienceMs: number;
   /** Reads of a gap are at least and at most this long (bytes). */
   minChunk: number;

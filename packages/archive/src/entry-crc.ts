@@ -31,8 +31,8 @@ interface Waiter {
 }
 
 const WATCH_MS = 250;
-/** A slice counted on that has sent nothing for this long since its response asked for it is read instead. */
-const UNSTARTED_MS = 3000;
+/** A slice counted on that has not begun, or sent nothing, for this long is read instead. */
+const STALLED_MS = 3000;
 /** A slice's rate is judged after it has run this long. */
 const RATE_AFTER_MS = 1000;
 
@@ -218,8 +218,8 @@ export class EntryCrc implements TapOwner {
       if (tap.ended || tap.detached) continue;
       // A slice not begun a moment after its response asked for it is far behind in that
       // response (a whole download's later body): it is read instead.
-      const unstarted = tap.startedAt === null && now - tap.openedAt > UNSTARTED_MS;
-      const stalled = tap.startedAt !== null && now - tap.lastProgressAt > this.host.patienceMs;
+      const unstarted = tap.startedAt === null && now - tap.openedAt > STALLED_MS;
+      const stalled = tap.startedAt !== null && now - tap.lastProgressAt > STALLED_MS;
       const running = tap.startedAt === null ? 0 : tap.lastProgressAt - tap.startedAt;
       const slow = running > RATE_AFTER_MS && ((tap.to - tap.at) * running) / (tap.at - tap.from) > this.host.patienceMs;
       if (unstarted || stalled || slow) {
