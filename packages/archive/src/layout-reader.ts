@@ -7,9 +7,8 @@ import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type File
 import type { BinFileRow } from '@ap/db';
 import { hostOf } from './host-of';
 import type { CrcStore } from './crc-store';
-import type { CrcTap } from './crc-tap';
 import { CrcWork } from './crc-work';
-import type { CrcWaiter } from './entry-crc';
+import { crcNeeded, ResponseCrcs } from './response-crcs';
 import { DataSource } from './data-source';
 import { Readable } from 'node:stream';
 import { blockSpan, digestOf, encryptedBody, readWhole, type BlockCheck } from './encrypted-body';
@@ -34,11 +33,6 @@ export const BATCH_BYTES = 64 * 1024;
 const CHECKED_WHEN_OPENED = 256 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
-/**
- * Whole bodies from this size are seen by their entry's shared CRC work, as is every part of a
- * body: a smaller whole one learns its own CRC, and 20,000 of them stay out of it.
- */
-const TAPPED_FROM = 1 << 20;
 
 /** One entry's input as probed, with the best known CRC checkpoint of its body. */
 export interface LayoutInput {
@@ -78,11 +72,6 @@ export function layoutInputsOf(rows: readonly RecordedInput[]): { inputs: Layout
 
 type BodyPiece = Extract<RangePiece, { kind: 'body' }>;
 
-/** The entry whose CRC a record holds (a data descriptor, a central record), if any. */
-function crcNeeded(segment: SegmentSlice['segment']): number | null {
-  return segment.kind === 'descriptor' || segment.kind === 'central' ? segment.entry : null;
-}
-
 /** Where a reader puts the CRC-32s, checkpoints and MACs it learns (the CRC store, or a segment's own tally). */
 export type CrcSink = Pick<CrcStore, 'crc' | 'checkpoint' | 'mac' | 'macCheckpoint' | 'macCheckpointOf' | 'flush' | 'forget'> & Partial<Pick<CrcStore, 'claimBlock' | 'loadBlocks'>>;
 
@@ -97,12 +86,8 @@ export class LayoutReader {
   private keys: KeysAhead | null = null;
   /** What was learned of a file found changed, being dropped. */
   private forgetting: Promise<void> = Promise.resolve();
-  /** Where CRCs not known yet are worked out (shared by the process's readers, or this one's). */
-  private readonly work: CrcWork;
-  /** The body pieces' taps (entries whose CRC is not known), by piece. */
-  private readonly taps = new Map<BodyPiece, CrcTap>();
-  /** CRCs this response's records will need and its bodies do not track, being worked out meanwhile. */
-  private readonly wanted = new Map<number, CrcWaiter>();
+  /** CRCs not known yet, worked out by the process's shared work (or this reader's own). */
+  private readonly shared: ResponseCrcs;
 
   constructor(
     private readonly fetcher: Fetcher,
@@ -116,7 +101,8 @@ export class LayoutReader {
     /** MACs already known, by index (encrypted layouts). */
     private readonly macs = new Map<number, Buffer>(),
   ) {
-    this.work = opts.crcWork ?? new CrcWork(fetcher, null, { siblingWaitMs: 0 });
+    const work = opts.crcWork ?? new CrcWork(fetcher, null, { siblingWaitMs: 0 });
+    this.shared = new ResponseCrcs(work, jobId, inputs, crcs, signal);
   }
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
@@ -135,13 +121,7 @@ export class LayoutReader {
       }
     } else {
       // The first byte goes out at once: CRCs needed later are worked out while the bytes before them stream.
-      for (const piece of plan.pieces) {
-        if (piece.kind === 'body' && !this.crcs.has(piece.entry) && (piece.from > 0 || piece.to < this.inputs[piece.entry]!.size || piece.to >= TAPPED_FROM)) {
-          this.taps.set(piece, this.entryWork(piece.entry).tap(piece.from, piece.to));
-        }
-      }
-      for (const { entry } of plan.upfront) this.want(entry);
-      for (const piece of plan.pieces) if (piece.kind === 'body' && piece.crc?.kind === 'prefix') this.want(piece.entry);
+      this.shared.start(plan);
       // What the first bytes need is awaited here, so a file that cannot be read fails before any byte.
       const lead = plan.pieces[0];
       if (lead?.kind === 'record') {
@@ -160,7 +140,7 @@ export class LayoutReader {
     // An encrypted entry's checkpoint is a MAC state this process kept (crc unused).
     const plan = this.layout.encryption
       ? planSlices(this.layout, slices, { has: (e) => this.macs.has(e), checkpoint: (e) => this.macCheckpoint(e) })
-      : planSlices(this.layout, slices, { has: (e) => this.hasCrc(e), checkpoint: (e) => this.bestCheckpoint(e) });
+      : planSlices(this.layout, slices, { has: (e) => this.shared.has(e), checkpoint: (e) => this.shared.checkpoint(e) });
     this.planned = { slices, plan };
     if (this.layout.encryption) this.keys = new KeysAhead(this.layout.encryption, plan);
     return plan;
@@ -248,8 +228,7 @@ export class LayoutReader {
   /** Releases the first body if `bytes` never ran, and stores what was learned. */
   async close(): Promise<void> {
     this.ahead?.close();
-    for (const tap of this.taps.values()) tap.end();
-    for (const waiter of this.wanted.values()) waiter.release();
+    this.shared.close();
     if (this.first) await this.first.source.close();
     await this.forgetting;
     await this.crcStore.flush();
@@ -261,38 +240,10 @@ export class LayoutReader {
     return crc;
   }
 
-  /** The entry's CRC is known here, or to the process's shared work. */
-  private hasCrc(entry: number): boolean {
-    if (this.crcs.has(entry)) return true;
-    const known = this.work.peek(this.jobId, this.inputs[entry]!)?.whole ?? null;
-    if (known === null) return false;
-    this.crcs.set(entry, known);
-    return true;
-  }
-
-  /** The furthest known prefix CRC: stored, or learned in this process since. */
-  private bestCheckpoint(entry: number): CrcCheckpoint | null {
-    const stored = this.inputs[entry]!.checkpoint;
-    const held = this.work.peek(this.jobId, this.inputs[entry]!)?.checkpoint;
-    return held && held.length > (stored?.length ?? 0) ? held : stored;
-  }
-
-  private entryWork(entry: number) {
-    return this.work.entry(this.jobId, this.inputs[entry]!);
-  }
-
-  /** Starts working out the entry's CRC, unless it is known or already wanted. */
-  private want(entry: number): void {
-    if (this.crcs.has(entry) || this.wanted.has(entry) || this.inputs[entry]!.size === 0) return;
-    this.wanted.set(entry, this.entryWork(entry).want(this.signal));
-  }
-
   /** Waits for a CRC the next bytes need (learned on the way, or worked out meanwhile). */
   private async need(entry: number): Promise<void> {
-    if (this.crcs.has(entry) || this.inputs[entry]!.size === 0) return;
-    this.want(entry);
-    const crc = await this.wanted.get(entry)!.needed();
-    if (!this.crcs.has(entry)) this.learn(entry, crc);
+    const crc = await this.shared.need(entry);
+    if (crc !== null && !this.crcs.has(entry)) this.learn(entry, crc);
   }
 
   private macOf(entry: number): Buffer {
@@ -341,14 +292,14 @@ export class LayoutReader {
     if (known === crc) return;
     if (known !== undefined) this.changed(entry);
     this.crcs.set(entry, crc);
-    this.work.peek(this.jobId, this.inputs[entry]!)?.learned(crc);
+    this.shared.learned(entry, crc);
     this.crcStore.crc(this.jobId, this.inputs[entry]!.position, crc);
   }
 
   /** The origin sent other bytes than those learned: the response is cut before the sum goes out, and the next one learns again. */
   private changed(entry: number): never {
     this.crcs.delete(entry);
-    this.work.forget(this.jobId, this.inputs[entry]!);
+    this.shared.forget(entry);
     this.macs.delete(entry);
     // An encrypted entry's next layout gets a fresh salt: its keystream never meets the new bytes.
     this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position, this.layout.encryption?.generationOf(entry));
@@ -400,7 +351,7 @@ export class LayoutReader {
     // A CRC tracked from where a checkpoint ends; one whose prefix is not known is the shared work's (prepare).
     const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : null;
     const opened = await this.open(input, from, to);
-    return new DataSource(this, entry, input, opened, from, to, tracked, null, this.taps.get(piece) ?? null);
+    return new DataSource(this, entry, input, opened, from, to, tracked, null, this.shared.tapOf(piece));
   }
 
   /**
