@@ -6,12 +6,17 @@
 //   (b) resume: a stream ZIP of one RESUME_GIB file cut at 90%, then resumed with Range +
 //       If-Range: origin bytes fetched for the resume over the bytes remaining
 //   (c) the API's peak RSS with CONCURRENT downloads of a stream ZIP at once (RSS_FILES x FILE_MIB)
-//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
+//   (d) cold ranges: a fresh stream ZIP of D_FILES x D_MIB (2 x 1024) from an origin capped at
+//       D_RATE_MBPS (50) per connection, 40 ms away, beside a plain proxy of the same bytes: time
+//       to first byte of a range 70% in (bytes=1500000000- at 2 GiB), of bytes=-4096, of 8 ranges
+//       at once (curl), and aria2c -x8 -s8 (when installed); origin bytes per ZIP byte
+//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 D_FILES=2 D_MIB=1024 to change; ONLY=a|b|c|d)
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { createUserWithKey } from '@ap/accounts';
 import { loadConfig } from '@ap/config';
 import { createDb } from '@ap/db';
+import { aria2, curlRange, hasAria2, parallelRanges, type Timed } from './lib/cold-ranges';
 import { cpuSeconds, drain, firstLine, MBps, ms, pct, peakRssMiB, spawnTs, startApiAndServices, startBenchEnv, startOrigin } from './lib/env';
 import { writeResults } from './lib/report';
 
@@ -30,6 +35,9 @@ const CONCURRENT = Number(process.env.CONCURRENT ?? 50);
 const RSS_FILES = Number(process.env.RSS_FILES ?? 4);
 const ONLY = process.env.ONLY;
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
+const D_FILES = Number(process.env.D_FILES ?? 2);
+const D_BYTES = Number(process.env.D_MIB ?? 1024) * MiB;
+const D_RATE_MBPS = Number(process.env.D_RATE_MBPS ?? 50);
 
 const origin = await startOrigin();
 const bench = await startBenchEnv();
@@ -165,7 +173,56 @@ try {
     console.log(`    plain proxy, ${CONCURRENT} concurrent of the same bytes: peak RSS ${peakRssMiB(proxy.pid!).toFixed(0)} MiB (before ${proxyBefore.toFixed(0)} MiB)`);
     figures.c = { apiPeakRssMiB: peakRssMiB(api.pid!), plainProxyPeakRssMiB: peakRssMiB(proxy.pid!), failed: bad, aggregateMBps: ((zip.size * CONCURRENT) / took) * 1000 / 1e6 };
   }
-  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abc', ROUNDS, CONCURRENT }, figures });
+  // (d) cold ranges ---------------------------------------------------------------------------
+  if (!ONLY || ONLY === 'd') {
+    const capped = spawnTs('bench/lib/origin-server.ts', [], { ...process.env, ORIGIN_RATE_MBPS: String(D_RATE_MBPS), ORIGIN_LATENCY_MS: '40' });
+    children.push(capped);
+    const cappedUrl = (await firstLine<{ url: string }>(capped)).url;
+    const cappedProxy = spawnTs('bench/lib/proxy-server.ts', [], { ...process.env, ORIGIN_URL: cappedUrl });
+    children.push(cappedProxy);
+    const cappedProxyUrl = (await firstLine<{ url: string }>(cappedProxy)).url;
+    const stats = async (reset = false) => (await (await fetch(`${cappedUrl}/stats${reset ? '?reset' : ''}`)).json()) as { bytes: number; peakOpen: number };
+    // 1,500,000,000 of 2 GiB: the same share of smaller ZIPs.
+    const deep = (size: number) => Math.floor((size * 1_500_000_000) / (2 * 1024 * MiB));
+    let seed = 9000;
+    /** A fresh stream ZIP (nothing learned of it) and the plain proxy's URL of the same bodies. */
+    const cold = async () => {
+      const first = (seed += D_FILES);
+      const zip = await streamZip(Array.from({ length: D_FILES }, (_, i) => `${cappedUrl}/blob/${D_BYTES}/${first + i}/d${i}.bin`));
+      return { zip, proxy: `${cappedProxyUrl}/concat/${D_BYTES}/${D_FILES}/${first}` };
+    };
+    const side = async (url: string, size: number, measure: (url: string, size: number) => Promise<Timed | number>) => {
+      const before = (await stats(true)).bytes;
+      const got = await measure(url, size);
+      // Requests the measure ended may still be sending: the origin's count settles first.
+      await new Promise((r) => setTimeout(r, 500));
+      const after = await stats();
+      return { got, perByte: (after.bytes - before) / size, peakConnections: after.peakOpen };
+    };
+    const fmt = (t: Timed | number) => (typeof t === 'number' ? `done in ${t.toFixed(2)} s` : `first byte ${t.ttfb.toFixed(2)} s, last ${t.total.toFixed(2)} s`);
+    const cases: [string, (url: string, size: number) => Promise<Timed | number>][] = [
+      [`bytes=${deep(2 * 1024 * MiB)}- (70% in)`, (url, size) => curlRange(url, `${deep(size)}-`)],
+      ['bytes=-4096', (url) => curlRange(url, '-4096')],
+      ['8 ranges at once (curl -r)', (url, size) => parallelRanges(url, size, 8)],
+      ...(hasAria2 ? [['aria2c -x8 -s8', (url: string) => aria2(url)] as [string, (url: string, size: number) => Promise<number>]] : []),
+    ];
+    console.log(`(d) cold stream ZIP of ${D_FILES} x ${D_BYTES / MiB} MiB, origin ${D_RATE_MBPS} MB/s per connection, 40 ms (largest file over 8 connections: ${(D_BYTES / (8 * D_RATE_MBPS * 1e6)).toFixed(2)} s)${hasAria2 ? '' : '; aria2c not installed'}`);
+    const d: Record<string, unknown> = {};
+    for (const [name, measure] of cases) {
+      const { zip, proxy } = await cold();
+      const stream = await side(zip.download_url, zip.size, measure);
+      const plain = await side(proxy, D_FILES * D_BYTES, measure);
+      console.log(`    ${name.padEnd(28)} stream ZIP: ${fmt(stream.got)}, origin ${stream.perByte.toFixed(3)} bytes per ZIP byte over up to ${stream.peakConnections} connections | plain proxy: ${fmt(plain.got)}, ${plain.perByte.toFixed(3)}`);
+      d[name] = { stream: stream.got, streamOriginPerByte: stream.perByte, streamPeakConnections: stream.peakConnections, proxy: plain.got, proxyOriginPerByte: plain.perByte };
+      if (!name.startsWith('aria2c')) continue;
+      // Again, every CRC known: what is read beyond the ZIP now is reading ahead, not learning CRCs.
+      const warm = await side(zip.download_url, zip.size, measure);
+      console.log(`    ${'  again, CRCs known'.padEnd(28)} stream ZIP: ${fmt(warm.got)}, origin ${warm.perByte.toFixed(3)} bytes per ZIP byte`);
+      d[`${name}, warm`] = { stream: warm.got, streamOriginPerByte: warm.perByte };
+    }
+    figures.d = { files: D_FILES, fileMiB: D_BYTES / MiB, rateMBps: D_RATE_MBPS, cases: d };
+  }
+  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abcd', ROUNDS, CONCURRENT, D_FILES, D_MIB: D_BYTES / MiB }, figures });
 } finally {
   // Each stops on SIGTERM; waited for, so that a profile is written.
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill())))));

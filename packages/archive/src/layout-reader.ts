@@ -7,6 +7,8 @@ import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type File
 import type { BinFileRow } from '@ap/db';
 import { hostOf } from './host-of';
 import type { CrcStore } from './crc-store';
+import { CrcWork } from './crc-work';
+import { crcNeeded, ResponseCrcs } from './response-crcs';
 import { DataSource } from './data-source';
 import { Readable } from 'node:stream';
 import { blockSpan, digestOf, encryptedBody, readWhole, type BlockCheck } from './encrypted-body';
@@ -19,6 +21,8 @@ export interface LayoutReaderOptions {
   checkpointEvery: number;
   /** Connections and memory budget for fetching bodies ahead (defaults: 8, 64 MiB). */
   fetchAhead?: FetchAheadOptions;
+  /** The process's shared CRC work (the API's, across its downloads); without it, each reader has its own. */
+  crcWork?: CrcWork;
 }
 
 export const LAYOUT_READER_DEFAULTS: LayoutReaderOptions = { checkpointEvery: 64 << 20 };
@@ -82,6 +86,8 @@ export class LayoutReader {
   private keys: KeysAhead | null = null;
   /** What was learned of a file found changed, being dropped. */
   private forgetting: Promise<void> = Promise.resolve();
+  /** CRCs not known yet, worked out by the process's shared work (or this reader's own). */
+  private readonly shared: ResponseCrcs;
 
   constructor(
     private readonly fetcher: Fetcher,
@@ -94,7 +100,10 @@ export class LayoutReader {
     private readonly signal: AbortSignal,
     /** MACs already known, by index (encrypted layouts). */
     private readonly macs = new Map<number, Buffer>(),
-  ) {}
+  ) {
+    const work = opts.crcWork ?? new CrcWork(fetcher, null, { siblingWaitMs: 0 });
+    this.shared = new ResponseCrcs(work, jobId, inputs, crcs, signal);
+  }
 
   async prepare(slices: SegmentSlice[]): Promise<void> {
     const plan = this.planOf(slices);
@@ -104,11 +113,21 @@ export class LayoutReader {
       const encryption = this.layout.encryption;
       await this.crcStore.loadBlocks(this.jobId, [...entries].map((e) => ({ position: this.inputs[e]!.position, generation: encryption.generationOf(e) })));
     }
-    for (const { entry, from } of plan.upfront) {
-      const input = this.inputs[entry]!;
-      await this.keys?.need(entry);
-      if (this.layout.encryption) this.learnMac(entry, (await this.macUpTo(entry, input.size)).digest());
-      else this.learn(entry, await this.crcOfRange(input, from, input.size));
+    if (this.layout.encryption) {
+      // A MAC runs over the whole ciphertext in order: it is computed alone, before the first byte.
+      for (const { entry } of plan.upfront) {
+        await this.keys?.need(entry);
+        this.learnMac(entry, (await this.macUpTo(entry, this.inputs[entry]!.size)).digest());
+      }
+    } else {
+      // The first byte goes out at once: CRCs needed later are worked out while the bytes before them stream.
+      this.shared.start(plan);
+      // What the first bytes need is awaited here, so a file that cannot be read fails before any byte.
+      const lead = plan.pieces[0];
+      if (lead?.kind === 'record') {
+        const entry = crcNeeded(lead.slice.segment);
+        if (entry !== null) await this.need(entry);
+      }
     }
     const ahead = this.aheadFor(plan);
     const piece = plan.pieces.find((p) => p.kind === 'body');
@@ -121,7 +140,7 @@ export class LayoutReader {
     // An encrypted entry's checkpoint is a MAC state this process kept (crc unused).
     const plan = this.layout.encryption
       ? planSlices(this.layout, slices, { has: (e) => this.macs.has(e), checkpoint: (e) => this.macCheckpoint(e) })
-      : planSlices(this.layout, slices, { has: (e) => this.crcs.has(e), checkpoint: (e) => this.inputs[e]!.checkpoint });
+      : planSlices(this.layout, slices, { has: (e) => this.shared.has(e), checkpoint: (e) => this.shared.checkpoint(e) });
     this.planned = { slices, plan };
     if (this.layout.encryption) this.keys = new KeysAhead(this.layout.encryption, plan);
     return plan;
@@ -167,6 +186,8 @@ export class LayoutReader {
         if (piece.kind === 'record') {
           const { segment, from, length } = piece.slice;
           if (segment.kind === 'header' || segment.kind === 'mac') await this.keys?.need(segment.entry);
+          const needs = crcNeeded(segment);
+          if (needs !== null && !this.layout.encryption) await this.need(needs);
           const bytes = renderSegment(this.layout, segment, (e) => this.crcOf(e), (e) => this.macOf(e));
           batch.push(from === 0 && length === bytes.length ? bytes : bytes.subarray(from, from + length));
           batched += length;
@@ -207,6 +228,7 @@ export class LayoutReader {
   /** Releases the first body if `bytes` never ran, and stores what was learned. */
   async close(): Promise<void> {
     this.ahead?.close();
+    this.shared.close();
     if (this.first) await this.first.source.close();
     await this.forgetting;
     await this.crcStore.flush();
@@ -216,6 +238,12 @@ export class LayoutReader {
     const crc = this.crcs.get(entry);
     if (crc === undefined) throw new Error(`CRC of entry ${entry} is not known`); // crcsNeededUpfront guarantees it
     return crc;
+  }
+
+  /** Waits for a CRC the next bytes need (learned on the way, or worked out meanwhile). */
+  private async need(entry: number): Promise<void> {
+    const crc = await this.shared.need(entry);
+    if (crc !== null && !this.crcs.has(entry)) this.learn(entry, crc);
   }
 
   private macOf(entry: number): Buffer {
@@ -264,12 +292,14 @@ export class LayoutReader {
     if (known === crc) return;
     if (known !== undefined) this.changed(entry);
     this.crcs.set(entry, crc);
+    this.shared.learned(entry, crc);
     this.crcStore.crc(this.jobId, this.inputs[entry]!.position, crc);
   }
 
   /** The origin sent other bytes than those learned: the response is cut before the sum goes out, and the next one learns again. */
   private changed(entry: number): never {
     this.crcs.delete(entry);
+    this.shared.forget(entry);
     this.macs.delete(entry);
     // An encrypted entry's next layout gets a fresh salt: its keystream never meets the new bytes.
     this.forgetting = this.crcStore.forget(this.jobId, this.inputs[entry]!.position, this.layout.encryption?.generationOf(entry));
@@ -297,20 +327,6 @@ export class LayoutReader {
     return opened;
   }
 
-  /** CRC-32 of body bytes [from.length, upTo), continuing from.crc: fetched, not sent. */
-  private async crcOfRange(input: LayoutInput, from: CrcCheckpoint, upTo: number): Promise<number> {
-    if (from.length >= upTo) return from.crc;
-    const opened = await this.open(input, from.length, upTo);
-    let crc = from.crc;
-    let got = 0;
-    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
-      crc = crc32(chunk, crc);
-      got += chunk.length;
-    }
-    if (got !== upTo - from.length) throw new FetchError('length', 'file is shorter than probed', { retryable: false });
-    return crc;
-  }
-
   private async openSource(piece: BodyPiece): Promise<DataSource> {
     const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
@@ -332,10 +348,10 @@ export class LayoutReader {
       }
       return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks });
     }
-    // A CRC tracked from where a checkpoint ends; a prefix before the slice is hashed first.
-    const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : { length: from, crc: await this.crcOfRange(input, crc.state, from) };
+    // A CRC tracked from where a checkpoint ends; one whose prefix is not known is the shared work's (prepare).
+    const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : null;
     const opened = await this.open(input, from, to);
-    return new DataSource(this, entry, input, opened, from, to, tracked);
+    return new DataSource(this, entry, input, opened, from, to, tracked, null, this.shared.tapOf(piece));
   }
 
   /**

@@ -18,11 +18,10 @@ import { errorHandler, notFoundHandler } from './http/errors';
 import { methodGuard, routeMethodsOf } from './http/methods';
 import { apiKeysRouter } from './routes/api-keys';
 import { authRouter } from './routes/auth';
-import type { LayoutReaderOptions } from '@ap/archive';
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits } from './http/login-throttle';
 import { referenceRouter } from './routes/reference';
 import { dashboardRouter } from './routes/dashboard';
-import { plannedZips } from './download/planned';
+import { plannedZips, type PlannedZipOptions } from './download/planned';
 import { perZipDownloadLimit } from './download/download-limit';
 import { httpMetrics } from './http/metrics';
 import { idempotency } from './http/idempotency';
@@ -36,7 +35,7 @@ export type ApiContext = Pick<ServiceContext, 'config' | 'log' | 'db' | 'redis' 
 
 export interface AppOptions {
   /** Stream-download tunables (tests and benches shrink them). */
-  stream?: Partial<LayoutReaderOptions>;
+  stream?: PlannedZipOptions;
   /** Login throttle limits (benches raise them). */
   loginThrottle?: Partial<LoginThrottleLimits>;
   /** The clock Idempotency-Keys expire by (tests move it). */

@@ -10,7 +10,7 @@ import { binFilesWithAccess, zipEncryptionOf } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
-import { CrcStore, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type LayoutReaderOptions } from '@ap/archive';
+import { CrcStore, CrcWork, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type CrcWorkOptions, type LayoutReaderOptions } from '@ap/archive';
 import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type BlockChecker, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { BatchedWriter } from './batched-writer';
@@ -32,10 +32,15 @@ interface UsageOf {
   userId: string;
 }
 
-/** Makes the servable form of a stream bin; one per API process (it holds the CRC store). */
-export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderOptions> = {}) {
-  const opts = { ...LAYOUT_READER_DEFAULTS, ...options };
+/** Tunables of stream downloads; tests and benches shrink them. */
+export type PlannedZipOptions = Partial<LayoutReaderOptions> & { crc?: Partial<CrcWorkOptions> };
+
+/** Makes the servable form of a stream bin; one per API process (it holds the CRC store and the shared CRC work). */
+export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {}) {
   const crcStore = new CrcStore(deps.db, deps.log);
+  // A ZIP's CRC reads may use as many connections as its origin host allows.
+  const crcWork = new CrcWork(deps.fetcher, crcStore, { connections: deps.fetcher.hosts.perHost, ...options.crc });
+  const opts: LayoutReaderOptions = { ...LAYOUT_READER_DEFAULTS, ...options, crcWork };
   const durable = createDurableWriter(deps.log);
   /** Bytes sent are recorded even while Postgres is away (retried until it takes them). */
   const recordUsage = async (usage: UsageOf, bytes: number) => {
