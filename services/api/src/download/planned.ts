@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, PLANS } from '@ap/contract';
 import type { BinFileRow, Db, DownloadBin } from '@ap/db';
-import { findFetchError, type Fetcher } from '@ap/fetch';
+import { findFetchError, type Fetcher, type FileAccess } from '@ap/fetch';
 import { binFilesWithAccess, zipEncryptionOf } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
@@ -85,7 +85,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
       await reader.close();
       if (ended.aborted) return { writeTo: async () => undefined };
       // Not a ZIP after all: the error handler drops the download's headers for the envelope.
-      throw upstreamError(err);
+      throw upstreamError(err, deps.log, usage.zipId);
     }
     return {
       async writeTo(res) {
@@ -122,7 +122,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
   /** No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive. */
   async function writeUnknownSize(
     res: Response,
-    rows: BinFileRow[],
+    rows: (BinFileRow & { access?: FileAccess })[],
     ctx: { mtime: Date; usage: UsageOf; /** The plan's per-archive limit: a body of unknown length ends the download there. */ archiveLimit: number; encryption: ZipEncryption | null; ended: AbortSignal },
   ): Promise<void> {
     const abort = new AbortController();
@@ -137,7 +137,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
     try {
       await writeArchive(
         zipfile,
-        rows.map((r) => ({ position: r.position, url: r.url, filename: null, size: r.size, entryName: r.entryName })),
+        rows.map((r) => ({ position: r.position, url: r.url, filename: null, size: r.size, entryName: r.entryName, ...(r.access ? { access: r.access } : {}) })),
         {
           fetcher: deps.fetcher,
           mtime: ctx.mtime,
@@ -179,8 +179,14 @@ function clientLeft(err: unknown): boolean {
   return findFetchError(err)?.kind === 'aborted' || (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
-function upstreamError(err: unknown): unknown {
+/**
+ * A source URL that failed before the first byte (an expired signed link answering 403, a
+ * changed file): 502 naming the URL (its query, which may sign it, dropped) and its answer.
+ */
+function upstreamError(err: unknown, log: Logger, zipId: string): unknown {
   const fe = findFetchError(err);
   if (!fe) return err;
-  return new ApiError('INTERNAL_ERROR', `a source file could not be fetched: ${fe.userMessage}`, 502);
+  const url = fe.url?.split(/[?#]/)[0];
+  log.warn({ zipId, url, status: fe.status, kind: fe.kind, err: fe.message }, 'stream download refused: a source URL failed');
+  return new ApiError('SOURCE_UNAVAILABLE', `a source file could not be fetched: ${url ? `${url}: ` : ''}${fe.userMessage}`, 502);
 }
