@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { planZip, type ZipLayout } from '@ap/zip';
 import { renderWhole } from '../packages/zip/src/testing';
-import { monthStart } from '../services/api/src/domain/quota';
+import { monthStart } from '@ap/jobs';
 import { call, createUser, download, downloadSparse, partialGet, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';

@@ -10,6 +10,8 @@ import {
   destinationBlocked,
   isAccessRefusal,
   settleJob,
+  STORED_QUOTA_USED_UP,
+  storedQuotaExceeded,
   zipEncryptionOf,
 } from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
@@ -135,6 +137,13 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   if (zip.status === 'completed' || zip.status === 'failed') return;
   const job = zip.job;
   if (job.status === 'failed' || job.status === 'completed') return;
+
+  // Jobs queued while under the stored quota are checked again as each bin starts: those
+  // that completed meanwhile may have used it up (a destination's ZIPs are not charged).
+  if (zip.status === 'pending' && job.destinationSourceId === null) {
+    const user = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { id: true, plan: true, overageEnabled: true } });
+    if (!user.overageEnabled && (await storedQuotaExceeded(db, user))) throw new BinFailure(STORED_QUOTA_USED_UP);
+  }
 
   const target = await binTarget(ctx, zip);
 
