@@ -155,7 +155,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
-  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets }));
+  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
   app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
 
   app.use(notFoundHandler);

@@ -19,7 +19,7 @@ import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type ProgressReport } from '@ap/archive';
 import { BinBusy, binLease, deferWhileBusy, holdLease, LeaseLost } from './lease';
-import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
+import { binTarget, packTuning, queueNextBins, removeIfDeleted, type BinWithJob, type EventQueues } from './target';
 import { handToFleet, packBinSegment } from './fleet';
 import { countRead, serverCopySettings } from './fleet-server-copy';
 
@@ -81,14 +81,16 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, 
 
 /**
  * A failed bin's parts leave the bucket's upload area now, unless a retry from checkpoint would
- * resume them (a resumable record, and a failure a retry can get past); those go when the job
- * expires (sweepExpired), and the bucket's lifecycle rule catches anything else after 7 days.
+ * resume them (a resumable record in our own bucket, and a failure a retry can get past); those
+ * go when the job expires (sweepExpired), and the bucket's lifecycle rule catches anything else
+ * after 7 days.
  */
 async function abortUnresumableUpload(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
   const zip = await binWithJob(ctx.db, payload.zipId);
   if (!zip?.uploadId) return;
   const retryCannotFix = err instanceof BinFailure && !(err instanceof UrlFailure);
-  if (zip.uploadLayout !== null && !retryCannotFix) return;
+  // A customer's destination keeps no parts of ours for a retry: a retry there starts over.
+  if (zip.uploadLayout !== null && !retryCannotFix && zip.job.destinationSourceId === null) return;
   await abortUpload(ctx, payload, zip, zip.uploadId);
 }
 
@@ -198,8 +200,12 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       await recordFileErrors(tx, job.id, urlErrors);
       return true;
     });
-    // The object is the same bytes its new holder writes; its record is theirs to make.
-    if (!recorded) throw new LeaseLost();
+    // The object is the same bytes its new holder writes; its record is theirs to make (and
+    // a deleted job's, nobody's: it goes).
+    if (!recorded) {
+      await removeIfDeleted(ctx, zip.id, target);
+      throw new LeaseLost();
+    }
     log.info({ jobId: job.id, zipId: zip.id, size: object.size, files: packaged.length }, 'bin packed');
     metrics.binsTotal.inc({ result: 'completed' });
     metrics.binDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
