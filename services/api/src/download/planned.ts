@@ -50,7 +50,7 @@ export function plannedZips(deps: PlannedZipDeps, options: Partial<LayoutReaderO
     }
     const rows = await binFilesWithAccess(deps.db, deps.secrets, bin.jobId, bin.id);
     const usage = { zipId: bin.id, jobId: bin.jobId, userId: job.user.id };
-    const encryption = zipEncryptionOf(job, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
+    const encryption = zipEncryptionOf({ ...job, userId: job.user.id }, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
     const mtime = job.createdAt;
     if (bin.size === null || rows.some((r) => r.size === null)) {
       const archiveLimit = PLANS[job.user.plan].streamArchiveBytes;
