@@ -21,7 +21,12 @@ export function bodyDeadline(timeoutMs: number): RequestHandler {
       }
     }, timeoutMs);
     timer.unref();
-    const clear = () => clearTimeout(timer);
+    // A keep-alive socket serves many requests: each one's listener goes when it ends.
+    const clear = () => {
+      clearTimeout(timer);
+      req.off('end', clear);
+      req.socket.off('close', clear);
+    };
     req.once('end', clear);
     req.socket.once('close', clear);
     next();
