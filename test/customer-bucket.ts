@@ -3,7 +3,7 @@
 // (a wrong secret is refused with SignatureDoesNotMatch, as S3 does). Its default S3RVER key is
 // revoked in this process; the service's own store runs in the jest global setup's process.
 import { createHash, createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -29,6 +29,10 @@ export interface CustomerBucket {
   copiesRefused: number;
   /** Awaited before an UploadPartCopy request is answered, with its x-amz-copy-source. */
   beforeCopy: ((copySource: string) => Promise<void>) | null;
+  /** Awaited before any signed request is answered, with its method and URL (a test holds one there). */
+  beforeRequest: ((method: string, url: string) => Promise<void>) | null;
+  /** Multipart uploads the bucket holds (s3rver's upload area: one folder per upload id). */
+  uploadsInProgress(): string[];
   close(): Promise<void>;
 }
 
@@ -41,6 +45,7 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
   const handlers = server.httpServer.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.httpServer.removeAllListeners('request');
   const requests: string[] = [];
+  let created = false;
   server.httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
     const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url ?? '');
@@ -54,6 +59,12 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
     if (secret) {
       res.writeHead(403, { 'content-type': 'application/xml' });
       return void res.end(req.method === 'HEAD' ? undefined : `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${secret}</Code><Message>refused by the test's SigV4 check</Message></Error>`);
+    }
+    // (bucketOf exists once the bucket is created: its CreateBucket passes before.)
+    if (created && bucketOf.beforeRequest) {
+      return void bucketOf.beforeRequest(req.method!, req.url ?? '/').then(() => {
+        for (const handler of handlers) handler(req, res);
+      });
     }
     const copySource = req.headers['x-amz-copy-source'];
     if (isPart && typeof copySource === 'string' && bucketOf.beforeCopy) {
@@ -81,6 +92,13 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
     refuseCopies: false,
     copiesRefused: 0,
     beforeCopy: null,
+    beforeRequest: null,
+    uploadsInProgress() {
+      const bucketDir = path.join(dir, bucket);
+      return readdirSync(bucketDir)
+        .filter((name) => name.endsWith('uploads'))
+        .flatMap((name) => readdirSync(path.join(bucketDir, name)));
+    },
     async put(key, body) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     },
@@ -90,6 +108,7 @@ export async function startCustomerBucket(keys: { accessKeyId: string; secretAcc
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  created = true;
   return bucketOf;
 }
 

@@ -92,7 +92,7 @@ describe('a destination bucket', () => {
     expect(await stack.ctx.store.head(`jobs/${done.id}/${done.zips[0].id}.zip`)).toBeNull();
 
     await stack.ctx.db.job.update({ where: { id: done.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    await sweepExpired(stack.ctx.db, stack.ctx.store, stack.ctx.log);
+    await sweepExpired(stack.ctx.db, stack.ctx.store, stack.ctx.log, { secrets: stack.ctx.secrets, allowPrivate: stack.ctx.config.ALLOW_PRIVATE_URLS });
     expect((await customerObject(objectKey)).equals(inBucket)).toBe(true);
     expect((await download(done.download_url)).status).not.toBe(200);
   });

@@ -26,7 +26,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const ctx = { ...base, queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
   const app = createApp(ctx, appOptions);
   const server: Server = app.listen(0, '127.0.0.1');
-  applyServerSettings(server);
+  applyServerSettings(server, { requestTimeoutMs: ctx.config.REQUEST_TIMEOUT_MS });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

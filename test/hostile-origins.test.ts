@@ -142,7 +142,7 @@ describe("a failed bin's multipart upload", () => {
     expect(zip.uploadId).not.toBeNull();
     expect(uploadsInProgress()).toContain(zip.uploadId);
     await stack.ctx.db.job.update({ where: { id: jobId }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    await sweepExpired(stack.ctx.db, stack.ctx.store, stack.ctx.log);
+    await sweepExpired(stack.ctx.db, stack.ctx.store, stack.ctx.log, { secrets: stack.ctx.secrets, allowPrivate: stack.ctx.config.ALLOW_PRIVATE_URLS });
     expect(uploadsInProgress()).not.toContain(zip.uploadId);
   });
 });

@@ -27,6 +27,10 @@ export interface OriginFile {
   getStatus?: number;
   /** Answers 401 unless every one of these request headers has its value. */
   requireHeaders?: Record<string, string>;
+  /** Any GET with a Range header answers this status with no Content-Range (gateways that refuse ranges, empty files). */
+  rangeStatus?: 400 | 416;
+  /** GETs answer 403 after this many of them (a signed link that expired). */
+  expireAfterGets?: number;
 }
 
 export interface Origin {
@@ -69,6 +73,8 @@ export async function startOrigin(): Promise<Origin> {
     if (file.status) return void res.writeHead(file.status).end();
     if (req.method === 'HEAD' && file.noHead) return void res.writeHead(405).end();
     if (req.method === 'GET' && file.getStatus) return void res.writeHead(file.getStatus).end();
+    if (req.method === 'GET' && file.rangeStatus && req.headers.range) return void res.writeHead(file.rangeStatus).end();
+    if (req.method === 'GET' && file.expireAfterGets !== undefined && file.expireAfterGets-- <= 0) return void res.writeHead(403).end('Request has expired');
     const ifMatch = req.headers['if-match'];
     if (ifMatch !== undefined && ifMatch !== '*' && ifMatch !== file.etag) return void res.writeHead(412).end();
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' };

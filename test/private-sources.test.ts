@@ -309,7 +309,7 @@ describe('a deleted source, and rotating SECRETS_KEY', () => {
     expect((await api('DELETE', `/sources/${created.body.source.id}`)).body).toEqual({ success: true, message: 'source deleted' });
     const res = await download(done.zips[0].download_url);
     expect(res.status).toBe(502);
-    expect(JSON.parse(res.body.toString('utf8')).error.message).toBe('a source file could not be fetched: source deleted');
+    expect(JSON.parse(res.body.toString('utf8')).error).toEqual({ code: 'SOURCE_UNAVAILABLE', message: `a source file could not be fetched: s3://${customer.bucket}/reports/2026/data.bin: source deleted` });
     const again = await api('POST', '/jobs', { files: [{ url: `s3://${customer.bucket}/a.bin`, source: 'short-lived' }] });
     expect(again.status).toBe(400);
   });

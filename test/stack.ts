@@ -93,7 +93,7 @@ export async function startStack(
   const ctx = { ...base, ...(options.fetcher ? { fetcher: options.fetcher } : {}), queues: createWorkQueues(base.redis, base.config.REDIS_PREFIX, { planConcurrentBins: base.config.PLAN_CONCURRENT_BINS }) };
   const app = createApp(ctx, options.app);
   server.on('request', app);
-  applyServerSettings(server);
+  applyServerSettings(server, { requestTimeoutMs: ctx.config.REQUEST_TIMEOUT_MS });
   const workers: Worker[] = [];
   if (options.workers !== false) {
     workers.push(createWorker('prepare', createPreparerProcessor(ctx, ctx.queues), ctx.redis, ctx.config.REDIS_PREFIX, { concurrency: 2, lockDuration: ctx.config.WORKER_LOCK_MS, stalledInterval: ctx.config.WORKER_LOCK_MS, log: ctx.log }));

@@ -212,7 +212,7 @@ describe('downloads', () => {
     expect(after.status).toBe('completed');
     expect(after.download_url).toBeNull();
     expect(after.zips[0].download_url).toBeNull();
-    expect(await sweepExpired(stack.ctx.db, stack.ctx.store, stack.ctx.log)).toBeGreaterThanOrEqual(1);
+    expect(await sweepExpired(stack.ctx.db, stack.ctx.store, stack.ctx.log, { secrets: stack.ctx.secrets, allowPrivate: stack.ctx.config.ALLOW_PRIVATE_URLS })).toBeGreaterThanOrEqual(1);
     expect(await stack.ctx.store.head(zip.objectKey!)).toBeNull();
     expect((await stack.ctx.db.job.findUniqueOrThrow({ where: { id: jobId } })).purgedAt).not.toBeNull();
   });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { planZip, type ZipLayout } from '@ap/zip';
 import { renderWhole } from '../packages/zip/src/testing';
-import { monthStart } from '../services/api/src/domain/quota';
+import { monthStart } from '@ap/jobs';
 import { call, createUser, download, downloadSparse, partialGet, waitForJob } from './helpers';
 import { bytesOf, sha256, startOrigin, type Origin } from './origin';
 import { startStack, type Stack } from './stack';
@@ -216,7 +216,7 @@ describe('refusals', () => {
     origin.set('/c/one.bin', { body: bytesOf(399, 5000), etag: '"v2"' });
     const res = await call(job.zips[0].download_url.replace(/\/download\/.*/, ''), 'GET', job.zips[0].download_url.replace(/^.*(\/download\/)/, '$1'));
     expect(res.status).toBe(502);
-    expect(res.body).toEqual({ success: false, error: { code: 'INTERNAL_ERROR', message: expect.stringMatching(/changed/) } });
+    expect(res.body).toEqual({ success: false, error: { code: 'SOURCE_UNAVAILABLE', message: expect.stringMatching(/changed/) } });
     expect(res.headers.get('content-disposition')).toBeNull();
   });
 

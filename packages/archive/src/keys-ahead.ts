@@ -1,7 +1,7 @@
 import type { RangePlan, ZipEncryption } from '@ap/zip';
 
-/** Entries whose keys are derived ahead of the one a reader needs (a few pool threads stay busy, memory stays small). */
-const KEYS_AHEAD = 32;
+/** Entries whose keys are derived ahead of the one a reader needs: enough to keep the key pool busy for it, no more. */
+const KEYS_AHEAD = 8;
 
 /**
  * The AES keys of an encrypted range's entries, derived off the event loop in the order the

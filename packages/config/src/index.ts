@@ -119,6 +119,8 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   // Requests with a missing or unknown API key per client address and minute, counted before any lookup.
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+  // A request whose headers and body have not all arrived this long after it began is cut (408; slowloris).
+  REQUEST_TIMEOUT_MS: positiveInt.default(60_000),
   // GET /download/:token requests per ZIP and minute, across replicas (a link holder repeating a download).
   DOWNLOAD_RATE_LIMIT: positiveInt.default(300),
   // Proxies whose X-Forwarded-For is believed: addresses or CIDRs, comma-separated; none by default.

@@ -15,6 +15,7 @@ describe('error codes', () => {
       METHOD_NOT_ALLOWED: 405,
       IDEMPOTENCY_KEY_REUSED: 422,
       IDEMPOTENCY_KEY_IN_USE: 409,
+      SOURCE_UNAVAILABLE: 502,
       INTERNAL_ERROR: 500,
     });
     expect(statusOf('RATE_LIMITED')).toBe(429);

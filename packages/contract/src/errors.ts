@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_REUSED: 422,
   /** An Idempotency-Key whose first request is still running: retry later. */
   IDEMPOTENCY_KEY_IN_USE: 409,
+  /** A stream ZIP's source URL failed as it was read for a download (it answered 403, timed out...). */
+  SOURCE_UNAVAILABLE: 502,
   INTERNAL_ERROR: 500,
 } as const satisfies Record<string, number>;
 

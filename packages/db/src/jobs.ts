@@ -212,7 +212,7 @@ export async function usersWithOpenBins(db: DbTx, jobIds?: readonly string[]): P
 export function expiredJobsToPurge(db: Db, now: Date, limit: number) {
   return db.job.findMany({
     where: { expiresAt: { lte: now }, purgedAt: null },
-    select: { id: true, destinationSourceId: true, zips: { select: { id: true, objectKey: true, uploadId: true } } },
+    select: { id: true, destinationSourceId: true, destinationBucket: true, destinationPrefix: true, zips: { select: { id: true, filename: true, objectKey: true, uploadId: true } } },
     take: limit,
   });
 }

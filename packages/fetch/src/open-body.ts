@@ -16,6 +16,9 @@ import type { Fetcher, OpenBodyOptions, OpenedBody } from './types';
 
 const noop = (): void => {};
 
+const rangeRefused = (response: PlainResponse): boolean =>
+  response.statusCode === 400 || (response.statusCode === 416 && header(response.headers, 'content-range') === undefined);
+
 export function createOpenBody(client: HttpClient, retrier: Retrier, sources: SourceReader): Fetcher['openBody'] {
   const { attempt, preflight } = client;
   const { withRetries } = retrier;
@@ -40,7 +43,15 @@ export function createOpenBody(client: HttpClient, retrier: Retrier, sources: So
       throw error;
     }
     return withRetries(url, signal, async (attemptNo) => {
-      const { stream, response } = await attempt(url, 'GET', headers, signal);
+      let { stream, response } = await attempt(url, 'GET', headers, signal);
+      if (range && rangeRefused(response)) {
+        // A gateway that refuses ranges (400, or 416 without Content-Range): the whole body,
+        // which the caller skips into (rangeHonoured false).
+        stream.destroy();
+        const plain = { ...headers };
+        delete plain.range;
+        ({ stream, response } = await attempt(url, 'GET', plain, signal));
+      }
       try {
         return accept(stream, response, attemptNo);
       } catch (error) {

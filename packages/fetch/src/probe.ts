@@ -1,6 +1,7 @@
 /**
  * Probing a file's size: HEAD once; a 2xx with a Content-Length > 0 settles it. Anything else
- * falls to `GET Range: bytes=0-0`, which has the retries (README "Probe").
+ * falls to `GET Range: bytes=0-0`, which has the retries (README "Probe"); a range refused
+ * without a length (400, or 416 without Content-Range) falls to a plain GET's headers.
  */
 import { toFetchError, type ErrorContext } from './classify';
 import type { HttpClient } from './client';
@@ -60,11 +61,12 @@ export function createProbe(client: HttpClient, retrier: Retrier, ctx: ErrorCont
           // Range ignored: the length of the whole body, which we do not download.
           return { ...common, size: parseContentLength(header(response.headers, 'content-length')) ?? null, acceptRanges: false };
         }
-        if (status === 416) {
-          // `bytes=0-0` is unsatisfiable only for an empty resource: `Content-Range: bytes */0`.
-          const range = parseContentRange(header(response.headers, 'content-range'));
-          if (range?.total === 0) return { ...common, size: 0, acceptRanges: true };
-        }
+        const range = status === 416 ? parseContentRange(header(response.headers, 'content-range')) : undefined;
+        // `bytes=0-0` is unsatisfiable only for an empty resource: `Content-Range: bytes */0`.
+        if (range?.total === 0) return { ...common, size: 0, acceptRanges: true };
+        // A 416 that does not say the length (empty files on some servers) or a 400 (gateways
+        // that refuse ranges): the length comes from a plain GET's headers, its body unread.
+        if ((status === 416 && !range) || status === 400) return plainLength(url, signal);
         throw statusError(response);
       }, headFailure);
     } catch (thrown) {
@@ -72,6 +74,14 @@ export function createProbe(client: HttpClient, retrier: Retrier, ctx: ErrorCont
       error.url ??= url;
       return { ok: false, error: error.userMessage, cause: error };
     }
+  }
+
+  async function plainLength(url: string, signal: AbortSignal | undefined): Promise<ProbeResult> {
+    const { stream, response } = await attempt(url, 'GET', {}, signal);
+    stream.destroy();
+    if (response.statusCode < 200 || response.statusCode >= 300) throw statusError(response);
+    const size = response.statusCode === 204 ? 0 : (parseContentLength(header(response.headers, 'content-length')) ?? null);
+    return { ok: true, finalUrl: response.url, ...metadata(response), size, acceptRanges: false };
   }
 
   return probe;

@@ -47,10 +47,11 @@ export const JOB_ARCHIVE_OPTIONS_SELECT = {
 } as const;
 
 /** The encryption of one of the job's ZIPs (by its sequence), or null for a plain job. */
-export function zipEncryptionOf(job: JobArchiveOptions, zipSequence: number, open: (sealed: string, place: string) => string, generations?: readonly number[]): ZipEncryption | null {
+export function zipEncryptionOf(job: JobArchiveOptions & { userId?: string }, zipSequence: number, open: (sealed: string, place: string) => string, generations?: readonly number[]): ZipEncryption | null {
   if (job.encryptionMethod === null) return null;
   if (job.encryptionPassword === null || job.encryptionSeed === null) throw new Error(`job ${job.id}: encryption without its password or seed`);
-  return new ZipEncryption(open(job.encryptionPassword, encryptionPasswordPlace(job.id)), Buffer.from(job.encryptionSeed), zipSequence, undefined, generations);
+  // Key derivations wait for their user's turn (docs/archive-options.md#key-derivation).
+  return new ZipEncryption(open(job.encryptionPassword, encryptionPasswordPlace(job.id)), Buffer.from(job.encryptionSeed), zipSequence, undefined, generations, job.userId ?? job.id);
 }
 
 /** The deflate level of a job, or null when it stores. */

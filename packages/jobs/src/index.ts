@@ -23,3 +23,4 @@ export { binFilesWithAccess, fileAccessOf, fileHeadersPlace, type FileAccessColu
 export { rotateSealedColumns, SEALED_COLUMNS, type RotationReport, type SealedColumn } from './sealed-columns';
 export { expandPrefixEntries, NO_OBJECTS_UNDER_PREFIX, prefixPastLimitError, type PrefixExpansion } from './prefix-entries';
 export { DESTINATION_ACCESS_DENIED, destinationBlocked, DestinationRefused, destinationKey, destinationStore, hasDestination, isAccessRefusal, zipLocation, type DestinationColumns } from './destination';
+export { BYTE_SECONDS_PER_GB_DAY, monthStart, STORED_QUOTA_USED_UP, storedQuotaExceeded, streamQuotaExceeded, usageThisMonth } from './quota';

@@ -2,7 +2,8 @@ import { expiredJobsToPurge, markEnqueuedByUpkeep, markJobPurged, preparingJobsA
 import type { Logger } from '@ap/log';
 import type { ObjectStore } from '@ap/storage';
 import { dueDeliveries } from '@ap/webhooks';
-import { deleteJobObjects } from './objects';
+import type { SecretBox } from '@ap/secrets';
+import { abortDestinationUploads, deleteJobObjects, type DestinationAccess } from './objects';
 import { createQueue, createWorker, enqueue, jobIds, type Queue, type Redis, type WorkQueues } from '@ap/queue';
 import { queueBinsOf, queuePrepare } from './fair-share';
 
@@ -86,12 +87,13 @@ export async function reconcile(db: Db, queues: WorkQueues, now = new Date(), sc
  * After `expires_at` a job's objects are deleted (docs/product-rules.md#expiry-quotas); the job keeps its
  * status, and download links stop working because tokens expire with the job.
  */
-export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, now = new Date()): Promise<number> {
+export async function sweepExpired(db: Db, store: ObjectStore, log: Logger, destinations: DestinationAccess, now = new Date()): Promise<number> {
   const jobs = await expiredJobsToPurge(db, now, 500);
   for (const job of jobs) {
     try {
-      // A destination's ZIPs are the customer's: they stay (docs/private-sources.md#destination-buckets).
+      // A destination's ZIPs are the customer's: they stay (docs/private-sources.md#destination-buckets); our uploads there go.
       if (job.destinationSourceId === null) await deleteJobObjects(store, job.id, job.zips);
+      else await abortDestinationUploads(db, destinations, job, job.zips);
       await markJobPurged(db, job.id, now);
     } catch (err) {
       log.warn({ err, jobId: job.id }, 'could not delete the objects of an expired job; will try again');
@@ -127,7 +129,7 @@ async function ensureUpkeepSchedule(queue: Queue<unknown>, intervalMs: number): 
  * function that stops this replica's part (the schedule stays for the others).
  */
 export async function startMaintenance(
-  deps: { db: Db; store: ObjectStore; log: Logger; redis: Redis; config: { REDIS_PREFIX: string } },
+  deps: { db: Db; store: ObjectStore; log: Logger; redis: Redis; secrets: Pick<SecretBox, 'open'>; config: { REDIS_PREFIX: string; ALLOW_PRIVATE_URLS: boolean } },
   queues: WorkQueues,
   options: { intervalMs?: number; scope?: MaintenanceScope } = {},
 ): Promise<() => Promise<void>> {
@@ -151,7 +153,7 @@ export async function startMaintenance(
   const timer = setInterval(() => check('interval'), intervalMs);
   timer.unref();
   const pass = async (): Promise<void> => {
-    const [report, swept] = await Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log)]);
+    const [report, swept] = await Promise.all([reconcile(deps.db, queues, new Date(), scope), scope ? Promise.resolve(0) : sweepExpired(deps.db, deps.store, deps.log, { secrets: deps.secrets, allowPrivate: deps.config.ALLOW_PRIVATE_URLS })]);
     if (report.prepares || report.packs || report.deliveries || swept) deps.log.info({ ...report, swept }, 'maintenance');
   };
   const worker = createWorker(

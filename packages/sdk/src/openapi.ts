@@ -1813,7 +1813,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description a source file could not be fetched while streaming: INTERNAL_ERROR */
+            /** @description a source file could not be fetched while streaming: SOURCE_UNAVAILABLE */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -1824,7 +1824,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "INTERNAL_ERROR";
+                            code: "SOURCE_UNAVAILABLE";
                             message: string;
                         };
                     };

@@ -1,9 +1,10 @@
-// AE-2 keys (PBKDF2-HMAC-SHA1, 1000 iterations: about 1 ms of CPU each) derived on libuv's
-// thread pool, a few at a time, and kept per ZIP entry in a bounded LRU, so a repeated or
-// resumed download of an encrypted stream ZIP derives no key again
+// AE-2 keys (PBKDF2-HMAC-SHA1, 1000 iterations: about 1 ms of CPU each) derived on a worker
+// pool of their own, fairly across users (key-pool.ts), and kept per ZIP entry in a bounded
+// LRU, so a repeated or resumed download of an encrypted stream ZIP derives no key again
 // (docs/archive-options.md#key-derivation).
-import { createHmac, pbkdf2, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { KeyDerivationPool } from './key-pool';
 
 export interface AesKeys {
   aesKey: Buffer;
@@ -16,8 +17,6 @@ const PBKDF2_ITERATIONS = 1000;
 const DERIVED_BYTES = 66;
 /** Keys kept: 66 bytes each plus their entry in the cache, about 20 MB at most. */
 const KEPT_KEYS = 65_536;
-/** Derivations on libuv's pool at once (it has 4 threads by default): the rest stay free for file I/O. */
-const POOL_SHARE = 2;
 
 /** Keys derived since the process started, by where: counted for tests and the bench. */
 export const aesKeyDerivations = { offLoop: 0, onLoop: 0 };
@@ -30,12 +29,13 @@ function keysOf(derived: Buffer): AesKeys {
 export class AesKeyStore {
   private readonly kept: LRUCache<string, Buffer>;
   private readonly deriving = new Map<string, Promise<Buffer>>();
-  private running = 0;
-  private readonly queued: (() => void)[] = [];
   /** Cache keys carry an HMAC of the password under this, never the password. */
   private readonly tagKey = randomBytes(32);
 
-  constructor(max = KEPT_KEYS) {
+  constructor(
+    max = KEPT_KEYS,
+    private readonly pool = new KeyDerivationPool(),
+  ) {
     this.kept = new LRUCache({ max });
   }
 
@@ -56,28 +56,20 @@ export class AesKeyStore {
     return keysOf(derived);
   }
 
-  /** Makes sure the keys are kept, deriving them on the thread pool; concurrent callers share one derivation. */
-  async ready(tag: string, password: string, salt: Buffer): Promise<void> {
+  /**
+   * Makes sure the keys are kept, deriving them on the key pool in `owner`'s turn (a user:
+   * users take turns); concurrent callers share one derivation.
+   */
+  async ready(tag: string, password: string, salt: Buffer, owner: string = tag): Promise<void> {
     const id = `${tag}:${salt.toString('base64url')}`;
     if (this.kept.has(id)) return;
     let derivation = this.deriving.get(id);
     if (!derivation) {
-      derivation = this.derive(password, salt).finally(() => this.deriving.delete(id));
+      aesKeyDerivations.offLoop++;
+      derivation = this.pool.derive(owner, { password, salt, iterations: PBKDF2_ITERATIONS, bytes: DERIVED_BYTES }).finally(() => this.deriving.delete(id));
       this.deriving.set(id, derivation);
     }
     this.kept.set(id, await derivation);
-  }
-
-  private async derive(password: string, salt: Buffer): Promise<Buffer> {
-    if (this.running >= POOL_SHARE) await new Promise<void>((resolve) => this.queued.push(resolve));
-    this.running++;
-    try {
-      aesKeyDerivations.offLoop++;
-      return await new Promise<Buffer>((resolve, reject) => pbkdf2(Buffer.from(password, 'utf8'), salt, PBKDF2_ITERATIONS, DERIVED_BYTES, 'sha1', (err, key) => (err ? reject(err) : resolve(key))));
-    } finally {
-      this.running--;
-      this.queued.shift()?.();
-    }
   }
 }
 

@@ -142,6 +142,8 @@ export class ZipEncryption {
     private readonly keys: AesKeyStore = processAesKeys,
     /** Each entry's salt generation (job_files.aes_generation, docs/archive-options.md#changed-origins); none: all 0. */
     private readonly generations: readonly number[] = [],
+    /** Whose turn its key derivations wait for (the job's user: users take turns); none: the password's own. */
+    private readonly owner?: string,
   ) {
     this.tag = keys.passwordTag(password);
   }
@@ -154,9 +156,9 @@ export class ZipEncryption {
     return this.generations[entry] ?? 0;
   }
 
-  /** Derives the entries' keys on the thread pool (those not kept yet). */
+  /** Derives the entries' keys on the key pool (those not kept yet). */
   async ready(entries: Iterable<number>): Promise<void> {
-    await Promise.all(Array.from(entries, (entry) => this.keys.ready(this.tag, this.password, this.salt(entry))));
+    await Promise.all(Array.from(entries, (entry) => this.keys.ready(this.tag, this.password, this.salt(entry), this.owner)));
   }
 
   keysOf(entry: number): AesKeys {

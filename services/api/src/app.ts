@@ -10,7 +10,8 @@ import { announceDeliveries, destinationStore } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
-import { perKeyRateLimit } from './http/rate-limit';
+import { bodyDeadline } from './http/body-deadline';
+import { perUserRateLimit } from './http/rate-limit';
 import { limitUnauthenticated } from './http/unauthenticated-limit';
 import { jobsRouter } from './routes/jobs';
 import { downloadRouter } from './download/route';
@@ -71,6 +72,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.set('trust proxy', ctx.config.TRUSTED_PROXIES.length ? ctx.config.TRUSTED_PROXIES : false);
   app.set('json replacer', (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
   app.use(httpMetrics());
+  app.use(bodyDeadline(ctx.config.REQUEST_TIMEOUT_MS));
   // No upgrade-insecure-requests: over plain http on any host but localhost it sends the
   // dashboard's and /docs' own scripts to https://, where nothing answers (TLS is the proxy's).
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
@@ -135,13 +137,15 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   // The dashboard's static files (the page calls the API below with its session token).
   app.use('/dashboard', dashboardRouter());
 
-  app.use(express.json({ limit: 10_000_000, type: () => true }));
+  // Bodies are read only after the credential and the rate limit passed (login's has none to pass).
+  const json = express.json({ limit: 10_000_000, type: () => true });
 
   const loginThrottle = createLoginThrottle(ctx.redis, ctx.config.REDIS_PREFIX, { ...LOGIN_THROTTLE_DEFAULTS, ...options.loginThrottle });
-  app.use('/auth', authRouter(ctx.db, ctx.config.SESSION_SECRET, loginThrottle));
+  app.use('/auth', json, authRouter(ctx.db, ctx.config.SESSION_SECRET, loginThrottle));
   const protect = [
     limitUnauthenticated(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE, authenticate(ctx.db, ctx.config.SESSION_SECRET)),
-    perKeyRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),
+    perUserRateLimit(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.RATE_LIMIT_PER_MINUTE),
+    json,
   ];
   const downloadUrl = downloadUrlSigner(ctx.config.PUBLIC_BASE_URL, ctx.config.DOWNLOAD_TOKEN_SECRET);
   // Create routes take an Idempotency-Key (one line per route: `post(path, idempotent, ...)`).
@@ -150,7 +154,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use('/webhooks', protect, webhooksRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
-  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets }));
+  app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
   app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
 
   app.use(notFoundHandler);

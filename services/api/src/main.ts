@@ -13,7 +13,7 @@ const queues = createWorkQueues(ctx.redis, ctx.config.REDIS_PREFIX, { planConcur
 metrics.watchQueues([queues.prepare, queues.pack, queues.webhook]);
 const app = createApp({ ...ctx, queues });
 const server = http.createServer(app);
-applyServerSettings(server);
+applyServerSettings(server, { requestTimeoutMs: ctx.config.REQUEST_TIMEOUT_MS });
 await listen(server, ctx.config.PORT).catch(exitIfPortInUse(ctx.log));
 ctx.log.info({ port: ctx.config.PORT, url: ctx.config.PUBLIC_BASE_URL }, 'api listening');
 // The operations port (/healthz, /readyz, /metrics): /metrics is never on the public port.

@@ -44,7 +44,7 @@ import {
 import { startNumberedUpload } from '@ap/storage';
 import { assembleFromSegments, countRead, serverCopyCut } from './fleet-server-copy';
 import { binLease, holdLease, LeaseLost, segmentLease, type Lease } from './lease';
-import { binTarget, packTuning, queueNextBins, type BinTarget, type BinWithJob, type EventQueues } from './target';
+import { binTarget, packTuning, queueNextBins, removeIfDeleted, type BinTarget, type BinWithJob, type EventQueues } from './target';
 
 /** A single-ZIP bin of at most this many files per probe slot is probed before packing (a few round trips). */
 const PROBE_ROUNDS = 4;
@@ -246,7 +246,10 @@ async function finishBin(
       await recordEntries(tx, zip.jobId, packaged);
       return true;
     });
-    if (!completed) throw new LeaseLost();
+    if (!completed) {
+      await removeIfDeleted(ctx, zip.id, target);
+      throw new LeaseLost();
+    }
     ctx.log.info({ jobId: zip.jobId, zipId: zip.id, size: object.size, segments: segments.length }, 'segmented bin finished');
     metrics.binsTotal.inc({ result: 'completed' });
     await settleJob(db, zip.jobId, { queues });

@@ -10,6 +10,8 @@ import {
   destinationBlocked,
   isAccessRefusal,
   settleJob,
+  STORED_QUOTA_USED_UP,
+  storedQuotaExceeded,
   zipEncryptionOf,
 } from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
@@ -17,7 +19,7 @@ import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type ProgressReport } from '@ap/archive';
 import { BinBusy, binLease, deferWhileBusy, holdLease, LeaseLost } from './lease';
-import { binTarget, packTuning, queueNextBins, type BinWithJob, type EventQueues } from './target';
+import { binTarget, packTuning, queueNextBins, removeIfDeleted, type BinWithJob, type EventQueues } from './target';
 import { handToFleet, packBinSegment } from './fleet';
 import { countRead, serverCopySettings } from './fleet-server-copy';
 
@@ -79,14 +81,16 @@ async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, 
 
 /**
  * A failed bin's parts leave the bucket's upload area now, unless a retry from checkpoint would
- * resume them (a resumable record, and a failure a retry can get past); those go when the job
- * expires (sweepExpired), and the bucket's lifecycle rule catches anything else after 7 days.
+ * resume them (a resumable record in our own bucket, and a failure a retry can get past); those
+ * go when the job expires (sweepExpired), and the bucket's lifecycle rule catches anything else
+ * after 7 days.
  */
 async function abortUnresumableUpload(ctx: ServiceContext, payload: PackPayload, err: unknown): Promise<void> {
   const zip = await binWithJob(ctx.db, payload.zipId);
   if (!zip?.uploadId) return;
   const retryCannotFix = err instanceof BinFailure && !(err instanceof UrlFailure);
-  if (zip.uploadLayout !== null && !retryCannotFix) return;
+  // A customer's destination keeps no parts of ours for a retry: a retry there starts over.
+  if (zip.uploadLayout !== null && !retryCannotFix && zip.job.destinationSourceId === null) return;
   await abortUpload(ctx, payload, zip, zip.uploadId);
 }
 
@@ -135,6 +139,13 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   if (zip.status === 'completed' || zip.status === 'failed') return;
   const job = zip.job;
   if (job.status === 'failed' || job.status === 'completed') return;
+
+  // Jobs queued while under the stored quota are checked again as each bin starts: those
+  // that completed meanwhile may have used it up (a destination's ZIPs are not charged).
+  if (zip.status === 'pending' && job.destinationSourceId === null) {
+    const user = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { id: true, plan: true, overageEnabled: true } });
+    if (!user.overageEnabled && (await storedQuotaExceeded(db, user))) throw new BinFailure(STORED_QUOTA_USED_UP);
+  }
 
   const target = await binTarget(ctx, zip);
 
@@ -189,8 +200,12 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       await recordFileErrors(tx, job.id, urlErrors);
       return true;
     });
-    // The object is the same bytes its new holder writes; its record is theirs to make.
-    if (!recorded) throw new LeaseLost();
+    // The object is the same bytes its new holder writes; its record is theirs to make (and
+    // a deleted job's, nobody's: it goes).
+    if (!recorded) {
+      await removeIfDeleted(ctx, zip.id, target);
+      throw new LeaseLost();
+    }
     log.info({ jobId: job.id, zipId: zip.id, size: object.size, files: packaged.length }, 'bin packed');
     metrics.binsTotal.inc({ result: 'completed' });
     metrics.binDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);

@@ -47,6 +47,15 @@ export async function queueNextBins(ctx: ServiceContext, jobId: string, queues: 
   }
 }
 
+/**
+ * A bin whose completion found no record to make: when its job was deleted meanwhile (delete
+ * wins every race), the ZIP it has just written goes; otherwise another holder records it.
+ */
+export async function removeIfDeleted(ctx: ServiceContext, zipId: string, target: BinTarget): Promise<void> {
+  if (await ctx.db.zip.findUnique({ where: { id: zipId }, select: { id: true } })) return;
+  await target.store.deleteMany([target.key]);
+  ctx.log.info({ zipId }, 'bin completed after its job was deleted: its ZIP removed');
+}
 
 /** The packer's settings as the engine reads them. */
 export function packTuning(config: ServiceContext['config']): PackTuning {

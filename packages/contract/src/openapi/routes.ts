@@ -105,7 +105,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
       416: ['INVALID_REQUEST'],
       // A stream ZIP while the account already has STREAM_DOWNLOADS_PER_USER downloads running.
       429: ['RATE_LIMITED'],
-      502: ['INTERNAL_ERROR'],
+      // A source URL of a stream ZIP failed before the first byte (docs/engine.md#stream-mode).
+      502: ['SOURCE_UNAVAILABLE'],
     },
   }),
   defineRoute({

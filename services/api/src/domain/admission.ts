@@ -5,10 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEntry, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
 import type { Db, Plan } from '@ap/db';
-import { archiveOptionColumns, fileHeadersPlace, needsPreparing, type NewJob } from '@ap/jobs';
+import { archiveOptionColumns, fileHeadersPlace, needsPreparing, STORED_QUOTA_USED_UP, storedQuotaExceeded, type NewJob } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import { destinationWithSource, filesWithSources } from '../routes/sources';
-import { storedQuotaExceeded } from './quota';
 
 export interface AdmissionDeps {
   db: Db;
@@ -25,7 +24,7 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
   const planProblem = checkPlanLimits(user.plan, body);
   if (planProblem) throw new ApiError('PLAN_LIMIT_EXCEEDED', planProblem.message);
   if (body.mode === 'stored' && !user.overageEnabled && (await storedQuotaExceeded(deps.db, user))) {
-    throw new ApiError('QUOTA_EXCEEDED', 'the monthly stored quota of your plan is used up and overage is disabled');
+    throw new ApiError('QUOTA_EXCEEDED', STORED_QUOTA_USED_UP);
   }
 
   const id = randomUUID();

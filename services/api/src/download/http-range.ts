@@ -32,7 +32,8 @@ export function ifRangeMatches(req: Request, etag: string, lastModified: Date): 
   if (value === undefined) return true;
   if (value.startsWith('"') || value.startsWith('W/')) return value === etag; // weak tags never match
   const date = Date.parse(value);
-  return !Number.isNaN(date) && Math.floor(lastModified.getTime() / 1000) * 1000 <= date;
+  // A date matches only the exact Last-Modified sent (to the second, as HTTP dates go), never a later one.
+  return !Number.isNaN(date) && Math.floor(lastModified.getTime() / 1000) * 1000 === date;
 }
 
 /**

@@ -5,14 +5,13 @@ import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, PLANS } from '@ap/contract';
 import type { BinFileRow, Db, DownloadBin } from '@ap/db';
-import { findFetchError, type Fetcher } from '@ap/fetch';
-import { binFilesWithAccess, zipEncryptionOf } from '@ap/jobs';
+import { findFetchError, type Fetcher, type FileAccess } from '@ap/fetch';
+import { binFilesWithAccess, monthStart, streamQuotaExceeded, zipEncryptionOf } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import { CrcStore, CrcWork, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type CrcWorkOptions, type LayoutReaderOptions } from '@ap/archive';
 import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type BlockChecker, type ZipEncryption, type ZipLayout } from '@ap/zip';
-import { monthStart, streamQuotaExceeded } from '../domain/quota';
 import { BatchedWriter } from './batched-writer';
 import { createDurableWriter } from './durable-usage';
 import { whenAborted, type ByteSpan } from './http-range';
@@ -56,7 +55,7 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
     }
     const rows = await binFilesWithAccess(deps.db, deps.secrets, bin.jobId, bin.id);
     const usage = { zipId: bin.id, jobId: bin.jobId, userId: job.user.id };
-    const encryption = zipEncryptionOf(job, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
+    const encryption = zipEncryptionOf({ ...job, userId: job.user.id }, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
     const mtime = job.createdAt;
     if (bin.size === null || rows.some((r) => r.size === null)) return unknownSizeZip(bin, rows, { mtime, usage, archiveLimit: PLANS[job.user.plan].streamArchiveBytes, encryption });
     // No closure made here holds `rows`: a download of a 20,000-file ZIP keeps its layout and
@@ -86,7 +85,7 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
       await reader.close();
       if (ended.aborted) return { writeTo: async () => undefined };
       // Not a ZIP after all: the error handler drops the download's headers for the envelope.
-      throw upstreamError(err);
+      throw upstreamError(err, deps.log, usage.zipId);
     }
     return {
       async writeTo(res) {
@@ -130,7 +129,7 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
   /** No exact size, so no ranges: a chunked 200 that yazl writes as the bodies arrive. */
   async function writeUnknownSize(
     res: Response,
-    rows: BinFileRow[],
+    rows: (BinFileRow & { access?: FileAccess })[],
     ctx: { mtime: Date; usage: UsageOf; /** The plan's per-archive limit: a body of unknown length ends the download there. */ archiveLimit: number; encryption: ZipEncryption | null; ended: AbortSignal },
   ): Promise<void> {
     const abort = new AbortController();
@@ -145,7 +144,7 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
     try {
       await writeArchive(
         zipfile,
-        rows.map((r) => ({ position: r.position, url: r.url, filename: null, size: r.size, entryName: r.entryName })),
+        rows.map((r) => ({ position: r.position, url: r.url, filename: null, size: r.size, entryName: r.entryName, ...(r.access ? { access: r.access } : {}) })),
         {
           fetcher: deps.fetcher,
           mtime: ctx.mtime,
@@ -187,8 +186,14 @@ function clientLeft(err: unknown): boolean {
   return findFetchError(err)?.kind === 'aborted' || (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
-function upstreamError(err: unknown): unknown {
+/**
+ * A source URL that failed before the first byte (an expired signed link answering 403, a
+ * changed file): 502 naming the URL (its query, which may sign it, dropped) and its answer.
+ */
+function upstreamError(err: unknown, log: Logger, zipId: string): unknown {
   const fe = findFetchError(err);
   if (!fe) return err;
-  return new ApiError('INTERNAL_ERROR', `a source file could not be fetched: ${fe.userMessage}`, 502);
+  const url = fe.url?.split(/[?#]/)[0];
+  log.warn({ zipId, url, status: fe.status, kind: fe.kind, err: fe.message }, 'stream download refused: a source URL failed');
+  return new ApiError('SOURCE_UNAVAILABLE', `a source file could not be fetched: ${url ? `${url}: ` : ''}${fe.userMessage}`, 502);
 }

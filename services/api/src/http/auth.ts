@@ -13,8 +13,6 @@ export interface AuthUser {
 
 export interface AuthContext {
   user: AuthUser;
-  /** The API key used, when the request authenticated with one (rate limits are per key). */
-  apiKeyId: string | null;
 }
 
 declare global {
@@ -91,7 +89,7 @@ export function authenticate(db: Db, sessionSecret: string) {
         data: { lastUsedAt: new Date(now) },
       });
     }
-    return { user: key.user, apiKeyId: key.id };
+    return { user: key.user };
   }
 
   async function fromSession(token: string): Promise<AuthContext> {
@@ -112,7 +110,7 @@ export function authenticate(db: Db, sessionSecret: string) {
       ? await db.user.findUnique({ where: { id: userId }, select: { id: true, plan: true, overageEnabled: true } })
       : null;
     if (!user) throw unauthorized('invalid or expired session token');
-    return { user, apiKeyId: null };
+    return { user };
   }
 
   return async (req: Request, _res: Response, next: NextFunction) => {

@@ -21,6 +21,8 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     }
     // A route may have set a ZIP's head before it failed (a download whose object read failed):
     // the envelope is JSON, not an attachment of that ZIP (res.json keeps a type already set).
+    // A body left unread (refused before it was read: 401, 429) is not waited for: the connection closes after the answer.
+    if (!req.complete) res.set('Connection', 'close');
     for (const name of ['Content-Type', 'Content-Disposition', 'Content-Range', 'Content-Length', 'ETag', 'Last-Modified', 'Accept-Ranges']) res.removeHeader(name);
     if (err instanceof ApiError) {
       res.set(err.headers);

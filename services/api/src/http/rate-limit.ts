@@ -26,25 +26,24 @@ export class SharedLimiterStore implements Store {
 }
 
 /**
- * Per-key request limit shared by every API replica through Redis (docs/product-rules.md#not-in-the-contract-decided-here: 600/min by
- * default). Session logins are limited per user. Runs after authentication.
+ * Per-user request limit, across all of the user's API keys and sessions (100 keys must not
+ * make it 100 times higher), shared by every API replica through Redis
+ * (docs/product-rules.md#not-in-the-contract-decided-here: 600/min by default). Runs after
+ * authentication.
  */
-export function perKeyRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {
+export function perUserRateLimit(redis: Redis, prefix: string, perMinute: number): RequestHandler {
   return rateLimit({
     windowMs: WINDOW_SECONDS * 1000,
     limit: perMinute,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    keyGenerator: (req: Request) => {
-      const auth = authOf(req);
-      return auth.apiKeyId ? `key:${auth.apiKeyId}` : `user:${auth.user.id}`;
-    },
+    keyGenerator: (req: Request) => `user:${authOf(req).user.id}`,
     store: new SharedLimiterStore(sharedLimiter(redis, `${prefix}:ratelimit`, perMinute, WINDOW_SECONDS)),
     handler: (_req, res, _next, options) => {
       const resetTime = (_req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       const retryAfter = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
       res.setHeader('Retry-After', String(retryAfter));
-      res.status(429).json(errorEnvelope('RATE_LIMITED', `too many requests: at most ${perMinute} per minute per API key; retry in ${retryAfter} s`));
+      res.status(429).json(errorEnvelope('RATE_LIMITED', `too many requests: at most ${perMinute} per minute per account; retry in ${retryAfter} s`));
     },
   });
 }

@@ -7,9 +7,14 @@ import { answerClientErrors } from './client-errors';
  * and load balancers' own idle timeouts (undici's 4 s, an ALB's 60 s): the client always lets
  * an idle socket go first, so it never sends a request on one the server is closing (with
  * Node's default of 5 s, a request after an event-loop stall met a reset connection).
+ * A request that trickles in (slowloris) is cut after `REQUEST_TIMEOUT_MS`.
  */
-export function applyServerSettings(server: Server): void {
+export function applyServerSettings(server: Server, options: { requestTimeoutMs?: number } = {}): void {
   answerClientErrors(server);
-  server.requestTimeout = 0;
+  // The time a request (headers and body) may take to arrive, not its response: a download
+  // still streams for hours. The body's bound is held exactly by bodyDeadline; this covers headers.
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  server.requestTimeout = requestTimeoutMs;
+  server.headersTimeout = Math.min(server.headersTimeout, requestTimeoutMs);
   server.keepAliveTimeout = 65_000;
 }

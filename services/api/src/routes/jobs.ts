@@ -28,8 +28,10 @@ export interface JobsDeps {
   downloadUrl: ViewContext['downloadUrl'];
   /** The Idempotency-Key middleware of create routes. */
   idempotent: RequestHandler;
-  /** Seals the files' request headers and an encrypted job's archive password. */
-  secrets: Pick<SecretBox, 'seal'>;
+  /** Seals the files' request headers and an encrypted job's archive password; opens a destination's source secret (DELETE). */
+  secrets: Pick<SecretBox, 'seal' | 'open'>;
+  /** ALLOW_PRIVATE_URLS: whether a destination on a private address may be reached. */
+  allowPrivate: boolean;
 }
 
 interface Cursor {
@@ -117,7 +119,7 @@ export function jobsRouter(deps: JobsDeps): Router {
   // Gone at once for the user and every link holder: the job reads as 404 afterwards.
   router.delete('/:id', async (req, res) => {
     const id = String(req.params.id);
-    const deleted = isUuid(id) && (await deleteJob({ db, store, onCleanupError: (err) => log.warn({ err, jobId: id }, 'job deleted; some of its objects could not be deleted') }, id, authOf(req).user.id));
+    const deleted = isUuid(id) && (await deleteJob({ db, store, destinations: { secrets: deps.secrets, allowPrivate: deps.allowPrivate }, onCleanupError: (err) => log.warn({ err, jobId: id }, 'job deleted; some of its objects could not be deleted') }, id, authOf(req).user.id));
     if (!deleted) throw new ApiError('NOT_FOUND', 'job not found');
     res.json({ success: true, message: 'job deleted' } satisfies MessageResponse);
   });

@@ -5,7 +5,7 @@ import { JOB_STATUSES, PLANS, type JobStatsView, type UsageView } from '@ap/cont
 import { userJobCountsByStatus, type Db } from '@ap/db';
 import { authOf } from '../http/auth';
 import { iso } from '../http/serialize';
-import { BYTE_SECONDS_PER_GB_DAY, monthStart, usageThisMonth } from '../domain/quota';
+import { BYTE_SECONDS_PER_GB_DAY, monthStart, usageThisMonth } from '@ap/jobs';
 
 export function usageRouter(db: Db): Router {
   const router = Router();
