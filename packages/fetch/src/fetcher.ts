@@ -65,6 +65,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     bodyOptions: plain.sources.bodyOptions,
     toError: (error) => toFetchError(error, ctx),
     hosts: client.hosts,
+    ownStore: options.ownStore,
   });
   return {
     probe: (url, probeOptions = {}) => {

@@ -19,3 +19,4 @@ export { DEFAULT_MIN_RATE, RateWindow, TOO_SLOW, type MinRate } from './limits';
 export type { FileAccess, S3Credentials } from './access';
 export { freeChunk } from './free-chunk';
 export { mapLimit } from './map-limit';
+export { isOwnStore, isOwnStoreEndpoint, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';

@@ -9,11 +9,12 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, S3ServiceException, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
-import { parseS3Url, type S3Location } from '@ap/contract';
+import { parseS3Prefix, parseS3Url, type S3Location } from '@ap/contract';
 import type { S3Credentials } from './access';
 import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
+import { isOwnStore, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';
 import { listPrefixObjects, type PrefixListing } from './s3-listing';
 import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
 import type { HostLimits } from './host-limits';
@@ -29,6 +30,8 @@ export interface S3ReaderSettings {
   toError(error: unknown): FetchError;
   /** Connections per host (host-limits.ts): a bucket answering SlowDown (503) or 429 gets fewer, keyed by its name as an s3:// URL's host. */
   hosts?: HostLimits;
+  /** The service's own store: never read as a source (own-store.ts). */
+  ownStore?: OwnStore | undefined;
 }
 
 export interface S3Reader {
@@ -86,7 +89,8 @@ function s3Error(error: unknown, settings: S3ReaderSettings): FetchError {
 export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   const clients = new Map<string, S3Client>();
 
-  function clientFor(credentials: S3Credentials): S3Client {
+  function clientFor(credentials: S3Credentials, bucket: string): S3Client {
+    if (isOwnStore(credentials.endpoint, bucket, settings.ownStore)) throw new FetchError('blocked', SOURCE_NOT_ALLOWED, { retryable: false, detail: `${SOURCE_NOT_ALLOWED}: the service's own store` });
     if (credentials.endpoint !== null) {
       const refused = checkUrl(new URL(credentials.endpoint), settings.guard);
       if (refused) throw refused;
@@ -142,7 +146,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   async function probe(url: string, credentials: S3Credentials, signal?: AbortSignal): Promise<ProbeResult> {
     try {
       const location = locate(url);
-      const client = clientFor(credentials);
+      const client = clientFor(credentials, location.bucket);
       try {
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: location.key }), { abortSignal: signal });
         return {
@@ -186,7 +190,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   async function openBody(url: string, credentials: S3Credentials, options: OpenBodyOptions): Promise<OpenedBody> {
     const { range, expectedSize, ifMatch, signal } = options;
     const location = locate(url);
-    const client = clientFor(credentials);
+    const client = clientFor(credentials, location.bucket);
     const first = await get(client, location, range ? { from: range.start, last: range.end } : undefined, ifMatch, signal);
     const total = first.ContentRange ? Number(/\/(\d+)$/.exec(first.ContentRange)?.[1] ?? NaN) : (first.ContentLength ?? null);
     const size = range ? range.end - range.start + 1 : (first.ContentLength ?? null);
@@ -233,7 +237,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
     async list(url, credentials, options) {
       let client: S3Client;
       try {
-        client = clientFor(credentials);
+        client = clientFor(credentials, parseS3Prefix(url)?.bucket ?? '');
       } catch (refused) {
         const cause = s3Error(refused, settings);
         return { ok: false, error: cause.userMessage, cause };

@@ -1,4 +1,5 @@
 /** The fetch layer's public shapes: options, probe results and opened bodies. */
+import type { OwnStore } from './own-store';
 import type { FileAccess } from './access';
 import type { HostLimits } from './host-limits';
 import type { Readable } from 'node:stream';
@@ -41,6 +42,8 @@ export interface FetcherOptions {
   extraCa?: ReadonlyArray<string | Buffer>;
   /** A body slower than this is cut, "origin too slow" (limits.ts). Default 16 KiB per 30 s. */
   minRate?: MinRate;
+  /** The service's own store (S3_ENDPOINT, S3_BUCKET): refused as a source always (own-store.ts). */
+  ownStore?: OwnStore;
 }
 
 export interface ProbeOk {

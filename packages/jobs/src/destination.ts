@@ -5,7 +5,7 @@
 // a private one is refused unless ALLOW_PRIVATE_URLS=true, up front and again at connect time.
 import { createHash } from 'node:crypto';
 import { sourcesWithSecrets, type DbTx } from '@ap/db';
-import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents } from '@ap/fetch';
+import { checkUrl, createGuardedAgents, findFetchError, isOwnStore, SOURCE_NOT_ALLOWED, type GuardedAgents, type OwnStore } from '@ap/fetch';
 import type { SecretBox } from '@ap/secrets';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
 import { sourceSecretPlace } from './sources';
@@ -52,6 +52,18 @@ export function destinationBlocked(err: unknown, rules: { allowPrivate: boolean 
   return new DestinationRefused(`destination: endpoint${host} refused, ${blocked.userMessage.replace(/^blocked: /, '')} (${rules.allowPrivate ? 'always' : 'set ALLOW_PRIVATE_URLS=true for development'})`);
 }
 
+/** How a destination is judged: the address rules of fetched URLs, and never the service's own store. */
+export interface DestinationRules {
+  allowPrivate: boolean;
+  ownStore?: OwnStore | undefined;
+}
+
+/** The rules of a service's config. */
+export const destinationRules = (config: { ALLOW_PRIVATE_URLS: boolean; S3_ENDPOINT?: string | undefined; S3_BUCKET: string }): DestinationRules => ({
+  allowPrivate: config.ALLOW_PRIVATE_URLS,
+  ownStore: { endpoint: config.S3_ENDPOINT, bucket: config.S3_BUCKET },
+});
+
 const stores = new Map<string, ObjectStore>();
 const agentsByRule = new Map<boolean, GuardedAgents>();
 
@@ -59,10 +71,11 @@ const agentsByRule = new Map<boolean, GuardedAgents>();
  * The store of the job's destination bucket, or null when the job has none; throws when its
  * source is gone, and DestinationRefused when its endpoint is an address `allowPrivate` refuses.
  */
-export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'>, job: DestinationColumns, rules: { allowPrivate: boolean }): Promise<ObjectStore | null> {
+export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'>, job: DestinationColumns, rules: DestinationRules): Promise<ObjectStore | null> {
   if (!hasDestination(job)) return null;
   const [source] = await sourcesWithSecrets(db, [job.destinationSourceId!]);
   if (!source) throw new Error('destination: source deleted');
+  if (isOwnStore(source.endpoint, job.destinationBucket!, rules.ownStore)) throw new DestinationRefused(`destination: ${SOURCE_NOT_ALLOWED} (the service's own store)`);
   const guard = { allowPrivate: rules.allowPrivate, allowList: [] };
   if (source.endpoint !== null) {
     const refused = checkUrl(new URL(source.endpoint), guard);
