@@ -20,3 +20,4 @@ export type { FileAccess, S3Credentials } from './access';
 export { freeChunk } from './free-chunk';
 export { mapLimit } from './map-limit';
 export { isOwnStore, isOwnStoreEndpoint, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';
+export { INTERNAL_FAILURE, wordedError } from './worded';
