@@ -2,6 +2,7 @@ export { createFetcher } from './fetcher';
 export { httpError, toFetchError } from './classify';
 export type { ByteRange, Fetcher, FetcherOptions, OpenBodyOptions, OpenedBody, ProbeFailed, ProbeOk, ProbeResult } from './types';
 export type { ListedObject, PrefixListing } from './s3-listing';
+export { DEFAULT_LIST_PAGES, LISTING_DID_NOT_PROGRESS } from './s3-listing';
 export { FetchError, findFetchError } from './errors';
 export type { FetchErrorKind } from './errors';
 export { classifyAddress, isLocalhostName } from './guard';

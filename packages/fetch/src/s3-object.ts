@@ -15,7 +15,7 @@ import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
 import { isOwnStore, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';
-import { listPrefixObjects, type PrefixListing } from './s3-listing';
+import { listPrefixObjects, type ListingBounds, type PrefixListing } from './s3-listing';
 import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
 import type { HostLimits } from './host-limits';
 
@@ -38,7 +38,7 @@ export interface S3Reader {
   probe(url: string, credentials: S3Credentials, signal?: AbortSignal): Promise<ProbeResult>;
   openBody(url: string, credentials: S3Credentials, options: OpenBodyOptions): Promise<OpenedBody>;
   /** A prefix entry's objects (s3-listing.ts). */
-  list(url: string, credentials: S3Credentials, options: { limit: number; signal?: AbortSignal | undefined }): Promise<PrefixListing>;
+  list(url: string, credentials: S3Credentials, options: ListingBounds): Promise<PrefixListing>;
   close(): void;
 }
 

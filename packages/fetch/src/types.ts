@@ -115,7 +115,7 @@ export interface Fetcher {
   /** Rejects with a FetchError when no acceptable response could be had (after retries). */
   openBody(url: string, options?: OpenBodyOptions): Promise<OpenedBody>;
   /** The objects of a prefix entry (`s3://bucket/prefix/`), read with its source's credentials. */
-  listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal }): Promise<PrefixListing>;
+  listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal; maxPages?: number }): Promise<PrefixListing>;
   /** Connections per origin host, shared by every archive this fetcher serves (host-limits.ts). */
   hosts: HostLimits;
   /** Closes the keep-alive sockets. */

@@ -52,7 +52,8 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
     let expansion: PrefixExpansion = { ok: true, listed: new Map(), failedPrefixes: new Map() };
     if (job.prefixEntries > 0) {
       const { plan } = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } });
-      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode));
+      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode), { signal: deadline, maxPages: ctx.config.PREFIX_LIST_PAGES });
+      if (deadline.aborted) expansion = { ok: false, error: PREPARE_TIMEOUT_ERROR };
       if (!expansion.ok) {
         if (expansion.error !== null) await failWhilePreparing(ctx, queues, job, expansion.error);
         return;
