@@ -149,7 +149,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
   const files: BinFile[] = await binFilesWithAccess(db, ctx.secrets, job.id, zip.id);
   const split = job.maxZipSizeBytes !== null;
-  const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
+  // Split bins too: one file over max_zip_size_bytes (allow_oversize_zips) is its own bin, and must stay within the plan.
+  const archiveLimit = PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
 
   // A big bin goes to the fleet in segments; this delivery then has nothing more to do.
   try {
