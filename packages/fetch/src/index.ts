@@ -21,4 +21,5 @@ export type { FileAccess, S3Credentials } from './access';
 export { freeChunk } from './free-chunk';
 export { mapLimit } from './map-limit';
 export { isOwnStore, isOwnStoreEndpoint, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';
+export { boundS3Answers, MAX_S3_ANSWER_BYTES } from './s3-answer-limit';
 export { INTERNAL_FAILURE, wordedError } from './worded';

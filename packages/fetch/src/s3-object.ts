@@ -14,6 +14,7 @@ import type { S3Credentials } from './access';
 import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
+import { boundS3Answers } from './s3-answer-limit';
 import { isOwnStore, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';
 import { listPrefixObjects, type ListingBounds, type PrefixListing } from './s3-listing';
 import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
@@ -115,6 +116,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
         responseChecksumValidation: 'WHEN_REQUIRED',
         requestHandler: { httpAgent: settings.agents.http, httpsAgent: settings.agents.https, connectionTimeout: settings.connectTimeoutMs, requestTimeout: settings.idleTimeoutMs },
       });
+      boundS3Answers(client);
       clients.set(id, client);
     }
     return client;

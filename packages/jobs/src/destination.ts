@@ -5,7 +5,7 @@
 // a private one is refused unless ALLOW_PRIVATE_URLS=true, up front and again at connect time.
 import { createHash } from 'node:crypto';
 import { sourcesWithSecrets, type DbTx } from '@ap/db';
-import { checkUrl, createGuardedAgents, findFetchError, isOwnStore, SOURCE_NOT_ALLOWED, type GuardedAgents, type OwnStore } from '@ap/fetch';
+import { boundS3Answers, checkUrl, createGuardedAgents, findFetchError, isOwnStore, SOURCE_NOT_ALLOWED, type GuardedAgents, type OwnStore } from '@ap/fetch';
 import type { SecretBox } from '@ap/secrets';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
 import { sourceSecretPlace } from './sources';
@@ -103,6 +103,8 @@ export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'
       // Names are resolved and checked at connect time, as for fetched URLs (DNS may change after the check above).
       agents: agentsFor(rules.allowPrivate),
     });
+    // The endpoint is the user's: no answer of it is read past a fixed size.
+    boundS3Answers(store.client);
     stores.set(id, store);
   }
   return store;
