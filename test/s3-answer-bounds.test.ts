@@ -33,6 +33,7 @@ function endless(res, path, head) {
 }
 const server = http.createServer((req, res) => {
   const path = req.url.split('?')[0];
+  if (req.method === 'HEAD' && path.startsWith('/big')) return void res.writeHead(200, { 'content-length': String(100 * 1024 * 1024), etag: '"e"' }).end();
   if (req.method === 'HEAD') return void res.writeHead(404).end();
   if (path.startsWith('/small')) {
     return void res.writeHead(200, { 'content-type': 'application/xml' }).end('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>p/a</Key><Size>1</Size></Contents></ListBucketResult>');
@@ -91,6 +92,10 @@ async function peakRssRise<T>(work: () => Promise<T>): Promise<{ result: T; rise
 }
 
 describe('hardening 3, item 3: bounded answers from endpoints users control', () => {
+  it('a HEAD answer is not held to the bound: its Content-Length is the object\'s size', async () => {
+    expect(await fetcher.probe('s3://big/key.bin', { access: { s3: s3() } })).toMatchObject({ ok: true, size: 100 * 1024 * 1024 });
+  });
+
   it('a 600 MB list page is cut at 8 MiB, worded, with RSS up by less than 50 MB', async () => {
     const { result, riseMb } = await peakRssRise(() => fetcher.listPrefix('s3://listing/p/', { access: { s3: s3() }, limit: 100 }));
     expect(result).toMatchObject({ ok: false, error: "the S3 endpoint's answer is too large (over 8 MiB)" });

@@ -46,6 +46,8 @@ export function boundS3Answers(client: S3Client, maxBytes = MAX_S3_ANSWER_BYTES)
       const response = result.response as { statusCode?: number; headers?: Record<string, string>; body?: unknown };
       const status = response.statusCode ?? 0;
       const body = response.body;
+      // A HEAD answer's Content-Length is the object's, and it has no body.
+      if ((args.request as { method?: string }).method === 'HEAD') return result;
       if ((context.commandName === 'GetObjectCommand' && status >= 200 && status < 300) || !isNodeReadable(body)) return result;
       if (Number(response.headers?.['content-length'] ?? 0) > maxBytes) {
         body.destroy();

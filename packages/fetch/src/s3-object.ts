@@ -87,6 +87,9 @@ function s3Error(error: unknown, settings: S3ReaderSettings): FetchError {
   return findFetchError(error) ?? settings.toError(error);
 }
 
+/** S3 clients kept, one per source and key pair. */
+export const MAX_CLIENTS = 256;
+
 export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   const clients = new Map<string, S3Client>();
 
@@ -102,10 +105,9 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
       .digest('hex');
     let client = clients.get(id);
     if (!client) {
-      if (clients.size >= 256) {
-        for (const old of clients.values()) old.destroy();
-        clients.clear();
-      }
+      // The oldest client is dropped, never destroyed: destroying an S3Client destroys its
+      // agents, which are the fetcher's, shared by every request in flight (other users' too).
+      if (clients.size >= MAX_CLIENTS) clients.delete(clients.keys().next().value!);
       client = new S3Client({
         region: credentials.region,
         ...(credentials.endpoint !== null ? { endpoint: credentials.endpoint } : {}),
@@ -247,7 +249,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
       return listPrefixObjects(client, url, options, (error) => s3Error(error, settings));
     },
     close() {
-      for (const client of clients.values()) client.destroy();
+      // Their agents are the fetcher's, destroyed by its close.
       clients.clear();
     },
   };

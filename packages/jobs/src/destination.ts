@@ -64,6 +64,8 @@ export const destinationRules = (config: { ALLOW_PRIVATE_URLS: boolean; S3_ENDPO
   ownStore: { endpoint: config.S3_ENDPOINT, bucket: config.S3_BUCKET },
 });
 
+/** Destination stores kept, one per source, bucket, key pair and address rule. */
+export const MAX_DESTINATION_STORES = 64;
 const stores = new Map<string, ObjectStore>();
 const agentsByRule = new Map<boolean, GuardedAgents>();
 
@@ -89,10 +91,9 @@ export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'
   const id = createHash('sha256').update(JSON.stringify([source.id, source.region, source.endpoint, source.forcePathStyle, source.accessKeyId, secretAccessKey, job.destinationBucket, rules.allowPrivate])).digest('hex');
   let store = stores.get(id);
   if (!store) {
-    if (stores.size >= 64) {
-      for (const old of stores.values()) old.client.destroy();
-      stores.clear();
-    }
+    // The oldest store is dropped, never destroyed: destroying its client destroys its agents,
+    // which every destination store of the same rule shares with requests in flight.
+    if (stores.size >= MAX_DESTINATION_STORES) stores.delete(stores.keys().next().value!);
     store = createObjectStore({
       region: source.region,
       ...(source.endpoint !== null ? { endpoint: source.endpoint } : {}),
