@@ -1,10 +1,10 @@
 import { setMaxListeners } from 'node:events';
-import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
-import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
+import { ARCHIVE_TOO_LARGE, createEntryNameDeduper, entryNameOf } from '@ap/contract';
+import { FetchAhead, FetchError, wordedError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import { ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 import { hostOf } from './host-of';
 
-export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
+export { ARCHIVE_TOO_LARGE };
 
 /** A failure that retrying the bin cannot fix: the bin fails at once (the packer tells its queue so). */
 export class BinFailure extends Error {}
@@ -166,7 +166,7 @@ function streamEntry(
       settled = true;
       resolve({ bytes, error, tooLarge });
     };
-    const failed = (err: unknown) => finish(err instanceof FetchError ? err.userMessage : (err as Error).message);
+    const failed = (err: unknown) => finish(wordedError(err, 'origin'));
     // An error emitted before this listener was added is not emitted again.
     if (stream.errored) return failed(stream.errored);
     stream.once('error', failed);

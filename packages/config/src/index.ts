@@ -132,6 +132,8 @@ const schema = z.object({
   PROBE_CONCURRENCY: positiveInt.default(32),
   // A job still probing this long after a preparer took it fails, "preparing took too long".
   PREPARE_TIMEOUT_MS: positiveInt.default(15 * 60_000),
+  // Pages of one prefix entry's listing asked for at most; past it the job fails, "listing did not progress".
+  PREFIX_LIST_PAGES: positiveInt.default(1_000),
   // Fetching a bin's (or a stream download's) bodies: no data for this long is a stall
   // (continued by range); connections and bytes fetched ahead per archive being written.
   FETCH_IDLE_TIMEOUT_MS: positiveInt.default(30_000),

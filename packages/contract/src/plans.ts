@@ -90,6 +90,9 @@ export function filesPerJob(plan: PlanName, mode: JobMode): number {
   return mode === 'stream' ? p.streamFilesPerJob : p.storedFilesPerJob;
 }
 
+/** The job or bin error of a ZIP over its plan's per-archive limit (decisions.md, wave 5). */
+export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
+
 /** Largest single ZIP (bytes) for a plan and mode. */
 export function archiveBytes(plan: PlanName, mode: JobMode): number {
   const p = PLANS[plan];

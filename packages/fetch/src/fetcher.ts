@@ -65,6 +65,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     bodyOptions: plain.sources.bodyOptions,
     toError: (error) => toFetchError(error, ctx),
     hosts: client.hosts,
+    ownStore: options.ownStore,
   });
   return {
     probe: (url, probeOptions = {}) => {
@@ -81,9 +82,9 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       if ('unavailable' in access) return Promise.reject(unavailable(url, access.unavailable).cause);
       return withHeaders(access.headers).openBody(url, bodyOptions);
     },
-    listPrefix: (url, { access, limit, signal }) => {
+    listPrefix: (url, { access, limit, signal, maxPages }) => {
       if (!('s3' in access)) return Promise.resolve(unavailable(url, 'unavailable' in access ? access.unavailable : 'a prefix entry needs a source'));
-      return s3.list(url, access.s3, { limit, signal });
+      return s3.list(url, access.s3, { limit, signal, maxPages });
     },
     hosts: client.hosts,
     spill: options.spill ?? null,

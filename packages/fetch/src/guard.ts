@@ -59,7 +59,8 @@ const LABELS: Record<string, string> = {
 };
 
 const METADATA_LABEL = 'cloud metadata';
-const METADATA = new Set(['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200']);
+// EC2 IMDS, ECS task credentials, EKS Pod Identity (169.254.170.23, fd00:ec2::23), Alibaba.
+const METADATA = new Set(['169.254.169.254', '169.254.170.2', '169.254.170.23', 'fd00:ec2::254', 'fd00:ec2::23', '100.100.100.200']);
 
 function ipv4FromParts(hi: number, lo: number): ipaddr.IPv4 {
   return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);

@@ -9,12 +9,14 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, S3ServiceException, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
-import { parseS3Url, type S3Location } from '@ap/contract';
+import { parseS3Prefix, parseS3Url, type S3Location } from '@ap/contract';
 import type { S3Credentials } from './access';
 import { BodyStream, type BodyStreamOptions } from './body';
 import { FetchError, findFetchError } from './errors';
 import { checkUrl, type GuardedAgents, type GuardOptions } from './guard';
-import { listPrefixObjects, type PrefixListing } from './s3-listing';
+import { boundS3Answers } from './s3-answer-limit';
+import { isOwnStore, SOURCE_NOT_ALLOWED, type OwnStore } from './own-store';
+import { listPrefixObjects, type ListingBounds, type PrefixListing } from './s3-listing';
 import type { OpenBodyOptions, OpenedBody, ProbeResult } from './types';
 import type { HostLimits } from './host-limits';
 
@@ -29,13 +31,15 @@ export interface S3ReaderSettings {
   toError(error: unknown): FetchError;
   /** Connections per host (host-limits.ts): a bucket answering SlowDown (503) or 429 gets fewer, keyed by its name as an s3:// URL's host. */
   hosts?: HostLimits;
+  /** The service's own store: never read as a source (own-store.ts). */
+  ownStore?: OwnStore | undefined;
 }
 
 export interface S3Reader {
   probe(url: string, credentials: S3Credentials, signal?: AbortSignal): Promise<ProbeResult>;
   openBody(url: string, credentials: S3Credentials, options: OpenBodyOptions): Promise<OpenedBody>;
   /** A prefix entry's objects (s3-listing.ts). */
-  list(url: string, credentials: S3Credentials, options: { limit: number; signal?: AbortSignal | undefined }): Promise<PrefixListing>;
+  list(url: string, credentials: S3Credentials, options: ListingBounds): Promise<PrefixListing>;
   close(): void;
 }
 
@@ -83,10 +87,14 @@ function s3Error(error: unknown, settings: S3ReaderSettings): FetchError {
   return findFetchError(error) ?? settings.toError(error);
 }
 
+/** S3 clients kept, one per source and key pair. */
+export const MAX_CLIENTS = 256;
+
 export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   const clients = new Map<string, S3Client>();
 
-  function clientFor(credentials: S3Credentials): S3Client {
+  function clientFor(credentials: S3Credentials, bucket: string): S3Client {
+    if (isOwnStore(credentials.endpoint, bucket, settings.ownStore)) throw new FetchError('blocked', SOURCE_NOT_ALLOWED, { retryable: false, detail: `${SOURCE_NOT_ALLOWED}: the service's own store` });
     if (credentials.endpoint !== null) {
       const refused = checkUrl(new URL(credentials.endpoint), settings.guard);
       if (refused) throw refused;
@@ -97,10 +105,9 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
       .digest('hex');
     let client = clients.get(id);
     if (!client) {
-      if (clients.size >= 256) {
-        for (const old of clients.values()) old.destroy();
-        clients.clear();
-      }
+      // The oldest client is dropped, never destroyed: destroying an S3Client destroys its
+      // agents, which are the fetcher's, shared by every request in flight (other users' too).
+      if (clients.size >= MAX_CLIENTS) clients.delete(clients.keys().next().value!);
       client = new S3Client({
         region: credentials.region,
         ...(credentials.endpoint !== null ? { endpoint: credentials.endpoint } : {}),
@@ -111,6 +118,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
         responseChecksumValidation: 'WHEN_REQUIRED',
         requestHandler: { httpAgent: settings.agents.http, httpsAgent: settings.agents.https, connectionTimeout: settings.connectTimeoutMs, requestTimeout: settings.idleTimeoutMs },
       });
+      boundS3Answers(client);
       clients.set(id, client);
     }
     return client;
@@ -142,7 +150,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   async function probe(url: string, credentials: S3Credentials, signal?: AbortSignal): Promise<ProbeResult> {
     try {
       const location = locate(url);
-      const client = clientFor(credentials);
+      const client = clientFor(credentials, location.bucket);
       try {
         const head = await client.send(new HeadObjectCommand({ Bucket: location.bucket, Key: location.key }), { abortSignal: signal });
         return {
@@ -186,7 +194,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
   async function openBody(url: string, credentials: S3Credentials, options: OpenBodyOptions): Promise<OpenedBody> {
     const { range, expectedSize, ifMatch, signal } = options;
     const location = locate(url);
-    const client = clientFor(credentials);
+    const client = clientFor(credentials, location.bucket);
     const first = await get(client, location, range ? { from: range.start, last: range.end } : undefined, ifMatch, signal);
     const total = first.ContentRange ? Number(/\/(\d+)$/.exec(first.ContentRange)?.[1] ?? NaN) : (first.ContentLength ?? null);
     const size = range ? range.end - range.start + 1 : (first.ContentLength ?? null);
@@ -233,7 +241,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
     async list(url, credentials, options) {
       let client: S3Client;
       try {
-        client = clientFor(credentials);
+        client = clientFor(credentials, parseS3Prefix(url)?.bucket ?? '');
       } catch (refused) {
         const cause = s3Error(refused, settings);
         return { ok: false, error: cause.userMessage, cause };
@@ -241,7 +249,7 @@ export function createS3Reader(settings: S3ReaderSettings): S3Reader {
       return listPrefixObjects(client, url, options, (error) => s3Error(error, settings));
     },
     close() {
-      for (const client of clients.values()) client.destroy();
+      // Their agents are the fetcher's, destroyed by its close.
       clients.clear();
     },
   };

@@ -1,4 +1,5 @@
 /** The fetch layer's public shapes: options, probe results and opened bodies. */
+import type { OwnStore } from './own-store';
 import type { FileAccess } from './access';
 import type { HostLimits } from './host-limits';
 import type { Readable } from 'node:stream';
@@ -44,6 +45,8 @@ export interface FetcherOptions {
   minRate?: MinRate;
   /** The process's spill area for bodies fetched ahead (spill-area.ts); none: they wait in memory. */
   spill?: SpillArea;
+  /** The service's own store (S3_ENDPOINT, S3_BUCKET): refused as a source always (own-store.ts). */
+  ownStore?: OwnStore;
 }
 
 export interface ProbeOk {
@@ -115,7 +118,7 @@ export interface Fetcher {
   /** Rejects with a FetchError when no acceptable response could be had (after retries). */
   openBody(url: string, options?: OpenBodyOptions): Promise<OpenedBody>;
   /** The objects of a prefix entry (`s3://bucket/prefix/`), read with its source's credentials. */
-  listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal }): Promise<PrefixListing>;
+  listPrefix(url: string, options: { access: FileAccess; limit: number; signal?: AbortSignal; maxPages?: number }): Promise<PrefixListing>;
   /** Connections per origin host, shared by every archive this fetcher serves (host-limits.ts). */
   hosts: HostLimits;
   /** Where bodies fetched ahead spill beyond the memory budget (FetchAheadOptions `spill`). */

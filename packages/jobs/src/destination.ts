@@ -5,7 +5,7 @@
 // a private one is refused unless ALLOW_PRIVATE_URLS=true, up front and again at connect time.
 import { createHash } from 'node:crypto';
 import { sourcesWithSecrets, type DbTx } from '@ap/db';
-import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents } from '@ap/fetch';
+import { boundS3Answers, checkUrl, createGuardedAgents, findFetchError, isOwnStore, SOURCE_NOT_ALLOWED, type GuardedAgents, type OwnStore } from '@ap/fetch';
 import type { SecretBox } from '@ap/secrets';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
 import { sourceSecretPlace } from './sources';
@@ -52,6 +52,20 @@ export function destinationBlocked(err: unknown, rules: { allowPrivate: boolean 
   return new DestinationRefused(`destination: endpoint${host} refused, ${blocked.userMessage.replace(/^blocked: /, '')} (${rules.allowPrivate ? 'always' : 'set ALLOW_PRIVATE_URLS=true for development'})`);
 }
 
+/** How a destination is judged: the address rules of fetched URLs, and never the service's own store. */
+export interface DestinationRules {
+  allowPrivate: boolean;
+  ownStore?: OwnStore | undefined;
+}
+
+/** The rules of a service's config. */
+export const destinationRules = (config: { ALLOW_PRIVATE_URLS: boolean; S3_ENDPOINT?: string | undefined; S3_BUCKET: string }): DestinationRules => ({
+  allowPrivate: config.ALLOW_PRIVATE_URLS,
+  ownStore: { endpoint: config.S3_ENDPOINT, bucket: config.S3_BUCKET },
+});
+
+/** Destination stores kept, one per source, bucket, key pair and address rule. */
+export const MAX_DESTINATION_STORES = 64;
 const stores = new Map<string, ObjectStore>();
 const agentsByRule = new Map<boolean, GuardedAgents>();
 
@@ -59,10 +73,11 @@ const agentsByRule = new Map<boolean, GuardedAgents>();
  * The store of the job's destination bucket, or null when the job has none; throws when its
  * source is gone, and DestinationRefused when its endpoint is an address `allowPrivate` refuses.
  */
-export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'>, job: DestinationColumns, rules: { allowPrivate: boolean }): Promise<ObjectStore | null> {
+export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'>, job: DestinationColumns, rules: DestinationRules): Promise<ObjectStore | null> {
   if (!hasDestination(job)) return null;
   const [source] = await sourcesWithSecrets(db, [job.destinationSourceId!]);
   if (!source) throw new Error('destination: source deleted');
+  if (isOwnStore(source.endpoint, job.destinationBucket!, rules.ownStore)) throw new DestinationRefused(`destination: ${SOURCE_NOT_ALLOWED} (the service's own store)`);
   const guard = { allowPrivate: rules.allowPrivate, allowList: [] };
   if (source.endpoint !== null) {
     const refused = checkUrl(new URL(source.endpoint), guard);
@@ -76,10 +91,9 @@ export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'
   const id = createHash('sha256').update(JSON.stringify([source.id, source.region, source.endpoint, source.forcePathStyle, source.accessKeyId, secretAccessKey, job.destinationBucket, rules.allowPrivate])).digest('hex');
   let store = stores.get(id);
   if (!store) {
-    if (stores.size >= 64) {
-      for (const old of stores.values()) old.client.destroy();
-      stores.clear();
-    }
+    // The oldest store is dropped, never destroyed: destroying its client destroys its agents,
+    // which every destination store of the same rule shares with requests in flight.
+    if (stores.size >= MAX_DESTINATION_STORES) stores.delete(stores.keys().next().value!);
     store = createObjectStore({
       region: source.region,
       ...(source.endpoint !== null ? { endpoint: source.endpoint } : {}),
@@ -90,6 +104,8 @@ export async function destinationStore(db: DbTx, secrets: Pick<SecretBox, 'open'
       // Names are resolved and checked at connect time, as for fetched URLs (DNS may change after the check above).
       agents: agentsFor(rules.allowPrivate),
     });
+    // The endpoint is the user's: no answer of it is read past a fixed size.
+    boundS3Answers(store.client);
     stores.set(id, store);
   }
   return store;

@@ -22,5 +22,5 @@ export { sourceSecretPlace } from './sources';
 export { binFilesWithAccess, fileAccessOf, fileHeadersPlace, type FileAccessColumns } from './file-access';
 export { rotateSealedColumns, SEALED_COLUMNS, type RotationReport, type SealedColumn } from './sealed-columns';
 export { expandPrefixEntries, NO_OBJECTS_UNDER_PREFIX, prefixPastLimitError, type PrefixExpansion } from './prefix-entries';
-export { DESTINATION_ACCESS_DENIED, destinationBlocked, DestinationRefused, destinationKey, destinationStore, hasDestination, isAccessRefusal, zipLocation, type DestinationColumns } from './destination';
+export { DESTINATION_ACCESS_DENIED, destinationBlocked, destinationRules, type DestinationRules, DestinationRefused, destinationKey, destinationStore, hasDestination, isAccessRefusal, zipLocation, type DestinationColumns } from './destination';
 export { BYTE_SECONDS_PER_GB_DAY, monthStart, STORED_QUOTA_USED_UP, storedQuotaExceeded, streamQuotaExceeded, usageThisMonth } from './quota';

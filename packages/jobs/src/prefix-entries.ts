@@ -33,7 +33,8 @@ export async function expandPrefixEntries(
   job: { id: string; attempt: number },
   /** The plan's files-per-job limit, applied after expansion. */
   limit: number,
-  signal?: AbortSignal,
+  /** The preparing deadline, and PREFIX_LIST_PAGES. */
+  bounds: { signal?: AbortSignal | undefined; maxPages?: number | undefined } = {},
 ): Promise<PrefixExpansion> {
   const { db, secrets, fetcher } = deps;
   const rows = await filesAsGiven(db, job.id);
@@ -45,7 +46,13 @@ export async function expandPrefixEntries(
   let files = rows.length - prefixRows.length;
   const listings = new Map<number, Awaited<ReturnType<Fetcher['listPrefix']>>>();
   for (const row of prefixRows) {
-    const listing = await fetcher.listPrefix(row.url, { access: access.get(row.position)!, limit: Math.max(0, limit - files), ...(signal ? { signal } : {}) });
+    const listing = await fetcher.listPrefix(row.url, {
+      access: access.get(row.position)!,
+      limit: Math.max(0, limit - files),
+      ...(bounds.signal ? { signal: bounds.signal } : {}),
+      ...(bounds.maxPages !== undefined ? { maxPages: bounds.maxPages } : {}),
+    });
+    if (!listing.ok && listing.endsJob) return { ok: false, error: listing.error };
     if (listing.ok && (listing.overLimit || files + listing.objects.length > limit)) return { ok: false, error: prefixPastLimitError(limit) };
     if (listing.ok) files += listing.objects.length;
     listings.set(row.position, listing);

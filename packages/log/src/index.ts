@@ -24,6 +24,15 @@ export function redactUrl(url: string): string {
   return url.replace(/\/download\/[^/?#]+/g, '/download/[redacted]');
 }
 
+/**
+ * A URL's query string never reaches a log line (presigned URLs carry their signature there):
+ * every http(s) or s3 URL in the finished line keeps its path and loses `?...`.
+ */
+const URL_QUERY = /((?:https?|s3):\/\/[^\s"'?#\\]*)\?[^\s"'#\\]*/gi;
+export function dropUrlQueries(line: string): string {
+  return line.includes('?') ? line.replace(URL_QUERY, '$1') : line;
+}
+
 export function createLogger(name: string, level: string = process.env.LOG_LEVEL ?? 'info', options: LoggerOptions = {}): Logger {
   return pino({
     name,
@@ -31,6 +40,7 @@ export function createLogger(name: string, level: string = process.env.LOG_LEVEL
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { streamWrite: dropUrlQueries },
     ...options,
   });
 }

@@ -4,7 +4,7 @@ import { createDb, type Db } from '@ap/db';
 import { createLogger, type Logger } from '@ap/log';
 import { createRedis, type Redis } from '@ap/queue';
 import { createObjectStore, type ObjectStore } from '@ap/storage';
-import { createFetcher, DEFAULT_MIN_RATE, setDnsServers, SpillArea, type Fetcher } from '@ap/fetch';
+import { createFetcher, DEFAULT_MIN_RATE, setDnsServers, SpillArea, type Fetcher, type OwnStore } from '@ap/fetch';
 import type { ReadinessCheck } from './health';
 import { measuredFetcher } from './measured-fetcher';
 import { bytesUploadedTotal } from './metrics';
@@ -29,7 +29,7 @@ export interface ServiceContext {
 }
 
 /** How every service fetches remote URLs (docs/engine.md#fetching-ahead). */
-export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS' | 'FETCH_HOST_CONNECTIONS' | 'FETCH_HTTP2'>>) {
+export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Partial<Pick<Config, 'FETCH_IDLE_TIMEOUT_MS' | 'FETCH_MIN_RATE_WINDOW_MS' | 'FETCH_HOST_CONNECTIONS' | 'FETCH_HTTP2' | 'S3_ENDPOINT' | 'S3_BUCKET'>>) {
   const minRate = { ...DEFAULT_MIN_RATE, windowMs: config.FETCH_MIN_RATE_WINDOW_MS ?? DEFAULT_MIN_RATE.windowMs };
   return {
     allowPrivate: config.ALLOW_PRIVATE_URLS,
@@ -39,7 +39,13 @@ export function fetcherOptions(config: Pick<Config, 'ALLOW_PRIVATE_URLS'> & Part
     userAgent: 'archive-packager/1.0',
     ...(config.FETCH_HOST_CONNECTIONS !== undefined ? { hostConnections: config.FETCH_HOST_CONNECTIONS } : {}),
     ...(config.FETCH_HTTP2 !== undefined ? { http2: config.FETCH_HTTP2 } : {}),
+    ...(config.S3_BUCKET !== undefined ? { ownStore: ownStoreOf({ S3_ENDPOINT: config.S3_ENDPOINT, S3_BUCKET: config.S3_BUCKET }) } : {}),
   };
+}
+
+/** The service's own store, refused as a user's source or destination (@ap/fetch own-store.ts). */
+export function ownStoreOf(config: { S3_ENDPOINT?: string | undefined; S3_BUCKET: string }): OwnStore {
+  return { endpoint: config.S3_ENDPOINT, bucket: config.S3_BUCKET };
 }
 
 export function storageConfig(config: Config) {

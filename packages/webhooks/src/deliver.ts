@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { DelayedError, type Processor } from 'bullmq';
 import { jobExpiresAt, type Db } from '@ap/db';
-import { checkUrl, createGuardedAgents, findFetchError, type GuardedAgents, type GuardOptions } from '@ap/fetch';
+import { checkUrl, createGuardedAgents, INTERNAL_FAILURE, wordedError, type GuardedAgents, type GuardOptions } from '@ap/fetch';
 import type { WebhookEventBody } from '@ap/contract';
 import type { Logger } from '@ap/log';
 import type { SecretBox } from '@ap/secrets';
@@ -205,20 +205,6 @@ function post(target: string, body: Buffer, headers: Record<string, string>, age
 }
 
 function describeError(err: unknown): string {
-  const fetchError = findFetchError(err);
-  if (fetchError) return fetchError.userMessage;
-  const code = (err as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-      return 'connection reset';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host does not resolve';
-    case 'ETIMEDOUT':
-      return 'connection timed out';
-    default:
-      return code ? `connection failed (${code})` : 'connection failed';
-  }
+  const worded = wordedError(err, 'receiver');
+  return worded === INTERNAL_FAILURE ? 'connection failed' : worded;
 }

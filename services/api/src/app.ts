@@ -6,7 +6,7 @@ import { redactUrl } from '@ap/log';
 import { runReadinessChecks, type ServiceContext } from '@ap/service-kit';
 import { downloadUrlSigner } from '@ap/tokens';
 import { API_ROUTES, type HealthResponse, type ReadinessResponse } from '@ap/contract';
-import { announceDeliveries, destinationStore } from '@ap/jobs';
+import { announceDeliveries, destinationRules, destinationStore } from '@ap/jobs';
 import type { WorkQueues } from '@ap/queue';
 import { recordJobEvent } from '@ap/webhooks';
 import { authenticate } from './http/auth';
@@ -125,7 +125,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       db: ctx.db,
       log: ctx.log,
       tokenSecret: ctx.config.DOWNLOAD_TOKEN_SECRET,
-      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS })) ?? ctx.store).read(key, span),
+      readObject: async (key, span, job) => ((await destinationStore(ctx.db, ctx.secrets, job, destinationRules(ctx.config))) ?? ctx.store).read(key, span),
       plannedZip,
       onDownloadEnd,
       track,
@@ -155,7 +155,7 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
   app.use('/usage', protect, usageRouter(ctx.db));
   app.use('/jobs/stats', protect, jobStatsRouter(ctx.db));
   app.use('/jobs', protect, jobsRouter({ db: ctx.db, queues: ctx.queues, store: ctx.store, log: ctx.log, downloadUrl, idempotent, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }));
-  app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, idempotent }));
+  app.use('/sources', protect, sourcesRouter({ db: ctx.db, secrets: ctx.secrets, allowPrivate: ctx.config.ALLOW_PRIVATE_URLS, ownStore: { endpoint: ctx.config.S3_ENDPOINT, bucket: ctx.config.S3_BUCKET }, idempotent }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));

@@ -15,6 +15,7 @@ import {
   zipEncryptionOf,
 } from '@ap/jobs';
 import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
+import { wordedError } from '@ap/fetch';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type ProgressReport } from '@ap/archive';
@@ -66,12 +67,14 @@ export function createPackerProcessor(ctx: ServiceContext, options: PackerOption
 async function failBin(ctx: ServiceContext, payload: PackPayload, err: unknown, queues?: EventQueues): Promise<void> {
   const failed = await ctx.db.$transaction(async (tx) => {
     // A URL failure is listed under its URL (job_files); the bin itself then needs no message.
-    const error = err instanceof UrlFailure ? null : err instanceof Error ? err.message : String(err);
+    // Our own failures are worded; anything else is shown by its kind only, and logged whole.
+    const error = err instanceof UrlFailure ? null : err instanceof BinFailure ? err.message : wordedError(err);
     const marked = await markBinFailed(tx, payload, error);
     if (marked && err instanceof UrlFailure) await recordFileErrors(tx, payload.jobId, err.failures);
     return marked;
   });
   if (failed) {
+    if (!(err instanceof BinFailure)) ctx.log.warn({ jobId: payload.jobId, zipId: payload.zipId, err }, 'bin failed');
     metrics.binsTotal.inc({ result: 'failed' });
     await abortUnresumableUpload(ctx, payload, err);
     await settleJob(ctx.db, payload.jobId, { queues });
@@ -157,7 +160,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   // Files whose failure an earlier attempt recorded (fail_on_url_error false) are skipped.
   const files: BinFile[] = await binFilesWithAccess(db, ctx.secrets, job.id, zip.id);
   const split = job.maxZipSizeBytes !== null;
-  const archiveLimit = split ? Number.POSITIVE_INFINITY : PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
+  // Split bins too: one file over max_zip_size_bytes (allow_oversize_zips) is its own bin, and must stay within the plan.
+  const archiveLimit = PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
 
   // A big bin goes to the fleet in segments; this delivery then has nothing more to do.
   try {

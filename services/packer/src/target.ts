@@ -1,7 +1,7 @@
 // What every way of packing a bin shares: where its ZIP goes, the packer's settings as the
 // engine reads them, and the user's next bins once one ends.
 import type { WorkQueues } from '@ap/queue';
-import { destinationBlocked, destinationKey, destinationStore, objectKeyFor, queueBinsOf } from '@ap/jobs';
+import { destinationBlocked, destinationKey, destinationRules, destinationStore, objectKeyFor, queueBinsOf } from '@ap/jobs';
 import type { binWithJob } from '@ap/db';
 import { BinFailure, type PackTuning } from '@ap/archive';
 import type { ServiceContext } from '@ap/service-kit';
@@ -26,7 +26,7 @@ export interface BinTarget {
  * under its name there (docs/private-sources.md#destination-buckets), with the source's credentials.
  */
 export async function binTarget(ctx: ServiceContext, zip: BinWithJob): Promise<BinTarget> {
-  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS }).catch((err: unknown) => {
+  const destination = await destinationStore(ctx.db, ctx.secrets, zip.job, destinationRules(ctx.config)).catch((err: unknown) => {
     const refused = destinationBlocked(err, { allowPrivate: ctx.config.ALLOW_PRIVATE_URLS });
     throw refused ? new BinFailure(refused.message) : err;
   });

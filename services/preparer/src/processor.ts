@@ -1,5 +1,5 @@
 import type { Processor } from 'bullmq';
-import { dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
+import { ARCHIVE_TOO_LARGE, archiveBytes, dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
@@ -53,7 +53,8 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
     let expansion: PrefixExpansion = { ok: true, listed: new Map(), failedPrefixes: new Map() };
     if (job.prefixEntries > 0) {
       const { plan } = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } });
-      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode));
+      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode), { signal: deadline, maxPages: ctx.config.PREFIX_LIST_PAGES });
+      if (deadline.aborted) expansion = { ok: false, error: PREPARE_TIMEOUT_ERROR };
       if (!expansion.ok) {
         if (expansion.error !== null) await failWhilePreparing(ctx, queues, job, expansion.error);
         return;
@@ -98,7 +99,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
   if (deadline.aborted) layout = { ok: false, error: PREPARE_TIMEOUT_ERROR };
   else if (usable.length === 0) layout = { ok: false, error: 'none of the URLs could be fetched' };
   else if (failed > 0 && job.failOnUrlError) layout = { ok: false, error: `${failed} of ${probed.length} URLs could not be fetched` };
-  else layout = computeLayout(usable, job);
+  else layout = withinArchiveLimit(computeLayout(usable, job), job, await planOf(ctx, job));
 
   if (!layout.ok) {
     const failure = layout;
@@ -171,6 +172,22 @@ async function failWhilePreparing(ctx: ServiceContext, queues: WorkQueues, job: 
   const deliveries = await ctx.db.$transaction((tx) => endJob(tx, { jobId: job.id, where: { status: 'preparing', attempt: job.attempt }, status: 'failed', data: { error } }));
   await announceDeliveries(queues, deliveries, ctx.log);
   ctx.log.info({ jobId: job.id, error }, 'job failed while preparing');
+}
+
+const planOf = async (ctx: ServiceContext, job: Pick<JobRow, 'userId'>) => {
+  const { plan } = await ctx.db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } });
+  return isPlanName(plan) ? plan : 'free';
+};
+
+/**
+ * The plan's per-archive limit, where a bin's size is known now (docs/guarantees.md#hardening-third-round-items-1-6):
+ * a stream ZIP, or an oversize split bin of one file. A deflate bin's planned size is a bound,
+ * not its size: it is held to the limit while it is packed.
+ */
+function withinArchiveLimit(layout: Layout, job: Pick<JobRow, 'mode' | 'compression'>, plan: Parameters<typeof archiveBytes>[0]): Layout {
+  if (!layout.ok || job.compression === 'deflate') return layout;
+  const limit = archiveBytes(plan, job.mode);
+  return layout.bins.some((b) => b.size !== null && b.size > limit) ? { ok: false, error: ARCHIVE_TOO_LARGE } : layout;
 }
 
 function blank(row: { position: number }): ProbedFile {

@@ -4,7 +4,7 @@ import { Router, type RequestHandler } from 'express';
 import { ApiError, MAX_SOURCES_PER_USER, sourceCreateSchema, type SourceView } from '@ap/contract';
 import { randomUUID } from 'node:crypto';
 import { createSource, deleteSource, listSources, resolveSourceRefs, type Db, type SourceRow } from '@ap/db';
-import { checkDestination } from '@ap/fetch';
+import { checkDestination, isOwnStoreEndpoint, SOURCE_NOT_ALLOWED, type OwnStore } from '@ap/fetch';
 import { sourceSecretPlace } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
 import { authOf } from '../http/auth';
@@ -16,6 +16,8 @@ export interface SourcesDeps {
   secrets: Pick<SecretBox, 'seal'>;
   /** ALLOW_PRIVATE_URLS: an endpoint follows the same address rules as fetched URLs. */
   allowPrivate: boolean;
+  /** The service's own store (S3_ENDPOINT, S3_BUCKET): its endpoint is refused always. */
+  ownStore?: OwnStore | undefined;
   /** The Idempotency-Key middleware of create routes. */
   idempotent: RequestHandler;
 }
@@ -62,6 +64,7 @@ export function sourcesRouter(deps: SourcesDeps): Router {
     const { user } = authOf(req);
     const body = parseOrThrow(sourceCreateSchema, req.body ?? {});
     if (body.endpoint) {
+      if (isOwnStoreEndpoint(body.endpoint, deps.ownStore)) throw new ApiError('INVALID_REQUEST', `endpoint: ${SOURCE_NOT_ALLOWED} (it is the service's own store, refused always)`);
       const verdict = await checkDestination(new URL(body.endpoint), { allowPrivate: deps.allowPrivate });
       if (!verdict.ok) throw new ApiError('INVALID_REQUEST', `endpoint: ${verdict.error}`);
     }
