@@ -1,5 +1,5 @@
 import type { Processor } from 'bullmq';
-import { dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
+import { ARCHIVE_EXTENSIONS, archiveFormatOf, dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
@@ -118,7 +118,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
     return;
   }
 
-  const names = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: layout.bins.length });
+  const names = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: layout.bins.length, extension: ARCHIVE_EXTENSIONS[archiveFormatOf(job.format)] });
   if (!names.ok) throw new Error(`zip_filename no longer renders: ${names.message}`); // validated at create time
   const stream = job.mode === 'stream';
   const byPosition = new Map(probed.map((f) => [f.position, f]));

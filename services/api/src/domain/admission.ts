@@ -3,7 +3,7 @@
 // s3:// files, the single ZIP's name, and the sealing of request headers and the archive
 // password (under the job's id, so the id is chosen here).
 import { randomUUID } from 'node:crypto';
-import { ApiError, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEntry, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
+import { ApiError, ARCHIVE_EXTENSIONS, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEntry, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
 import type { Db, Plan } from '@ap/db';
 import { archiveOptionColumns, fileHeadersPlace, needsPreparing, type NewJob } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
@@ -34,7 +34,7 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
   let singleZipFilename: string | null = null;
   if (!needsPreparing({ mode: body.mode, maxZipSizeBytes, prefixEntries: files.filter(isPrefixEntry).length })) {
     // Templates know the job's id and date; a split or stream job's names are rendered once its bins are known.
-    const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1 });
+    const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1, extension: ARCHIVE_EXTENSIONS[body.format] });
     if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
     singleZipFilename = rendered.names[0]!;
   }
@@ -63,6 +63,9 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
       compression: body.compression,
       compressionLevel: body.compression_level ?? null,
       encryption: encryption ? { method: encryption.method, seal: (place) => deps.secrets.seal(encryption.password, place) } : null,
+      format: body.format,
+      folders: body.folders ?? null,
+      manifest: body.manifest,
     }),
   };
 }
