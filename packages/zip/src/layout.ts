@@ -167,7 +167,7 @@ export function layoutOfFiles(files: readonly { entryName: string | null; size: 
  * `macOf` only for `mac` segments.
  */
 export function renderSegment(layout: ZipLayout, segment: Segment, crcOf: (entry: number) => number, macOf?: (entry: number) => Buffer): Buffer {
-  if (layout.tar) return renderTarSegment(layout as ZipLayout & { tar: { mtime: number } }, segment);
+  if (layout.tar) return renderTarSegment({ entries: layout.entries, tar: layout.tar }, segment);
   const crc = (entry: number) => (layout.encryption ? 0 : crcOf(entry));
   switch (segment.kind) {
     case 'header': {

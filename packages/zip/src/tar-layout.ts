@@ -1,14 +1,38 @@
 // A tar laid out like a ZIP (layout.ts): the archive is byte sources end to end, each entry's
 // headers, its body and the body's padding, then the end blocks. The stream route, the packer's
 // resume and ranges walk it through the same code as a ZIP's; a tar needs no CRC anywhere.
-import { dosTime } from './format';
-import type { PlacedEntry, Segment, ZipLayout } from './layout';
+import { dosTime, type DosTime } from './format';
 import { TAR_END_LENGTH, tarEntryLength, tarHeader, tarHeaderLength, tarPadding } from './tar-format';
 
+// The layout's shapes, as layout.ts declares them for ZIPs (structurally the same: layout.ts
+// hands this layout on as a ZipLayout without this module depending on it).
+interface TarPlacedEntry {
+  index: number;
+  name: Buffer;
+  size: number;
+  offset: number;
+  zip64: false;
+  dataOffset: number;
+  descriptorOffset: number;
+}
+type TarSegment =
+  | { kind: 'header' | 'data' | 'padding'; start: number; length: number; entry: number }
+  | { kind: 'end'; start: number; length: number };
+export interface TarLayout {
+  entries: TarPlacedEntry[];
+  segments: TarSegment[];
+  centralOffset: number;
+  centralSize: number;
+  totalSize: number;
+  time: DosTime;
+  encryption: null;
+  tar: { mtime: number };
+}
+
 /** Lays out a tar of these entries (a name ending in "/" is a folder, of size 0), in this order. */
-export function planTar(entries: readonly { name: string; size: number }[], options: { mtime: Date }): ZipLayout {
-  const placed: PlacedEntry[] = [];
-  const segments: Segment[] = [];
+export function planTar(entries: readonly { name: string; size: number }[], options: { mtime: Date }): TarLayout {
+  const placed: TarPlacedEntry[] = [];
+  const segments: TarSegment[] = [];
   let cursor = 0;
   entries.forEach((e, index) => {
     if (!Number.isSafeInteger(e.size) || e.size < 0) throw new RangeError(`entry ${index}: size must be a non-negative integer`);
@@ -29,10 +53,10 @@ export function planTar(entries: readonly { name: string; size: number }[], opti
 }
 
 /** The bytes of a tar layout's header, padding or end segment. */
-export function renderTarSegment(layout: ZipLayout & { tar: { mtime: number } }, segment: Segment): Buffer {
+export function renderTarSegment(layout: { entries: readonly { name: Buffer; size: number }[]; tar: { mtime: number } }, segment: { kind: string; length: number; entry?: number }): Buffer {
   switch (segment.kind) {
     case 'header': {
-      const entry = layout.entries[segment.entry]!;
+      const entry = layout.entries[segment.entry!]!;
       const name = entry.name.toString('utf8');
       return tarHeader({ name, size: entry.size, folder: name.endsWith('/') }, layout.tar.mtime);
     }
