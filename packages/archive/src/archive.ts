@@ -1,8 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
-import { YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
+import { TarSizer, YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 import { hostOf } from './host-of';
+import { spillBody } from './spill';
 
 export const ARCHIVE_TOO_LARGE = "archive exceeds the plan's per-archive limit";
 
@@ -47,6 +48,8 @@ export interface ArchiveOptions {
   deflateLevel?: number | null;
   /** Every entry is WinZip AES-256 encrypted (the writer is AesZipWriter): sizes grow by its framing. */
   aes?: boolean;
+  /** The writer is a TarOutput: sizes are a tar's, and a body of unknown length is spilled to learn it first. */
+  tar?: boolean;
   /** Sees the scheduler (benches and tests read its peak buffered bytes). */
   onFetchAhead?(ahead: FetchAhead<OpenedBody | FetchError>): void;
 }
@@ -81,7 +84,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
   const urlErrors: ArchiveResult['urlErrors'] = [];
   const names = createEntryNameDeduper();
   // The archive's exact size so far: the plan's per-archive limit is enforced before each body.
-  const sizer = new ZipSizer(options.aes === true);
+  const sizer = archiveSizer(options);
 
   const ahead = new FetchAhead<OpenedBody | FetchError>(
     files.map((file) => ({
@@ -113,15 +116,29 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
         options.observer?.skip(i);
         continue;
       }
-      const size = file.size !== null ? Number(file.size) : opened.size;
+      let size = file.size !== null ? Number(file.size) : opened.size;
       const entryName = names.take(file.entryName ?? entryNameOf(file, opened));
-      if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
+      if (size === null && options.tar) {
+        const spilled = await spillBody(opened.stream, options.archiveLimit - sizer.totalWith(entryName, 0), signal);
+        if (signal.aborted) throw signal.reason;
+        if ('tooLarge' in spilled) throw new BinFailure(ARCHIVE_TOO_LARGE);
+        if ('error' in spilled) {
+          const error = spilled.error instanceof FetchError ? spilled.error.userMessage : (spilled.error as Error).message;
+          if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error }]);
+          urlErrors.push({ position: file.position, error });
+          options.observer?.skip(i);
+          continue;
+        }
+        opened = { ...opened, stream: spilled.stream, size: spilled.size };
+        size = spilled.size;
+      }
+      if (size !== null && sizer.totalWith(entryName, size) > options.archiveLimit) {
         opened.stream.destroy();
         throw new BinFailure(ARCHIVE_TOO_LARGE);
       }
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
       // A body of unknown length is stopped where the archive would pass the plan's limit.
-      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(Buffer.byteLength(entryName), 0) : null;
+      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(entryName, 0) : null;
       const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null }, options.observer, maxBytes);
       if (signal.aborted) throw signal.reason;
       if (body.tooLarge) throw new BinFailure(ARCHIVE_TOO_LARGE);
@@ -130,7 +147,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
         await options.onBrokenBody(file, body.error);
         throw new Error(`${file.url}: ${body.error}`);
       }
-      sizer.add(Buffer.byteLength(entryName), body.bytes);
+      sizer.add(entryName, body.bytes);
       if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
       packaged.push({ position: file.position, entryName, size: body.bytes });
     }
@@ -141,6 +158,17 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
   }
   if (packaged.length === 0) throw new UrlFailure(urlErrors);
   return { packaged, urlErrors };
+}
+
+/** The running size of the archive being written, by entry name and body size. */
+function archiveSizer(options: Pick<ArchiveOptions, 'aes' | 'tar'>): { add(name: string, size: number): void; totalWith(name: string, size: number): number; total(): number } {
+  if (options.tar) return new TarSizer();
+  const zip = new ZipSizer(options.aes === true);
+  return {
+    add: (name, size) => zip.add(Buffer.byteLength(name), size),
+    totalWith: (name, size) => zip.totalWith(Buffer.byteLength(name), size),
+    total: () => zip.total(),
+  };
 }
 
 /**

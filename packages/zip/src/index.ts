@@ -1,7 +1,7 @@
 export { crc32, crc32Combine } from './crc32';
 export { dosTime, type DosTime } from './format';
 export { deflateBound, layoutOfFiles, planZip, renderSegment, sliceRange, zipSize, ZipSizer, type PlacedEntry, type Segment, type SegmentSlice, type ZipEntryInput, type ZipLayout } from './layout';
-export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
+export { gzipBound, packBins, tarArchiveSize, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
 export { newZipFile, newZipOutput, YAZL_ENTRY_OPTIONS } from './yazl-options';
 export type { ZipOutput } from './zip-output';
 export { AesZipWriter, type BlockChecker } from './aes-writer';

@@ -1,11 +1,12 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
-import { PLANS } from '@ap/contract';
+import { archiveFormatOf, PLANS } from '@ap/contract';
 import {
   binFilesWithAccess,
   binProgress,
   CANCELLED_BY_FAIL_FAST,
   deflateLevelOf,
+  gzipLevelOf,
   DESTINATION_ACCESS_DENIED,
   destinationBlocked,
   isAccessRefusal,
@@ -103,7 +104,8 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
 /** Inside S3 where the destination's source reaches every object (docs/private-sources.md#server-side-assembly), else through the packer. */
 async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: ProgressReport }) {
   const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
-  const assembled = await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
+  // Server-side assembly lays out ZIPs only: a tar is packed by this packer (docs/archive-options.md#formats).
+  const assembled = (bin.format ?? 'zip') !== 'zip' ? null : await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
   return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
 }
 
@@ -176,6 +178,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       files,
       encryption: zipEncryptionOf(job, zip.sequence, ctx.secrets.open),
       deflateLevel: deflateLevelOf(job),
+      format: archiveFormatOf(job.format),
+      gzipLevel: gzipLevelOf(job),
       recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
     };
     const packed = await packIntoTarget(ctx, target, bin, zip.job.destinationSourceId, { signal: held.signal, progress }).finally(() => progress.stop());

@@ -5,7 +5,7 @@ import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
-import { deflateBound, packBins, zipSize } from '@ap/zip';
+import { deflateBound, packBins, tarArchiveSize, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
@@ -175,11 +175,14 @@ function blank(row: { position: number; url: string }): ProbedFile {
 
 function computeLayout(
   usable: ProbedFile[],
-  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod'>,
+  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod' | 'format'>,
 ): Layout {
   const aes = job.encryptionMethod !== null;
+  const format = archiveFormatOf(job.format);
   if (job.maxZipSizeBytes === null) {
-    const size = zipSize(usable.map((f) => ({ name: f.entryName!, size: f.size })), { aes });
+    const entries = usable.map((f) => ({ name: f.entryName!, size: f.size }));
+    // A tar.gz's size is learned when packed; its prediction is the most gzip can write.
+    const size = format === 'zip' ? zipSize(entries, { aes }) : entries.some((e) => e.size === null) ? null : tarArchiveSize(entries as { name: string; size: number }[], format === 'tar.gz');
     return { ok: true, bins: [{ positions: usable.map((f) => f.position), size }] };
   }
   // A deflate bin is laid out by the most its entries can deflate to, so its cap holds
@@ -192,6 +195,7 @@ function computeLayout(
       strategy: splitStrategyOf(job),
       allowOversize: job.allowOversizeZips,
       aes,
+      format,
     },
   );
   if (!packed.ok) return { ok: false, error: packed.error, position: packed.index };
