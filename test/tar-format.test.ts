@@ -220,6 +220,65 @@ describe('a stream tar', () => {
   });
 });
 
+describe('a manifest', () => {
+  const PY_MANIFEST = `
+import csv, io, json, sys, tarfile, zipfile
+path = sys.argv[1]
+if zipfile.is_zipfile(path):
+    z = zipfile.ZipFile(path)
+    names = [i.filename for i in z.infolist()]
+    text = z.read(names[-1]).decode()
+else:
+    t = tarfile.open(path)
+    names = [m.name for m in t.getmembers()]
+    text = t.extractfile(names[-1]).read().decode()
+print(json.dumps({"last": names[-1], "rows": list(csv.reader(io.StringIO(text, newline="")))}))
+`;
+
+  async function manifestOf(archive: Buffer): Promise<{ last: string; rows: string[][] }> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ap-manifest-'));
+    try {
+      const file = path.join(dir, 'archive');
+      const fd = openSync(file, 'w');
+      writeSync(fd, archive);
+      closeSync(fd);
+      return JSON.parse(execFileSync('python3', ['-c', PY_MANIFEST, file], { encoding: 'utf8' }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  for (const format of ['zip', 'tar'] as const) {
+    it(`ends a stored ${format} with manifest.csv: SHA-256s of the files, URLs without queries, the URL left out`, async () => {
+      const files = [
+        { name: "a, b's file.bin", body: bytesOf(491, 1000) },
+        { name: 'b.txt', body: Buffer.from('bee\n') },
+      ];
+      const urls = files.map((f, i) => origin.set(`/manifest-${format}/${i}`, { body: f.body }));
+      const missing = origin.set(`/manifest-${format}/missing`, { body: Buffer.alloc(0), status: 404 });
+      const job = await completedJob({
+        format,
+        manifest: true,
+        fail_on_url_error: false,
+        files: [{ url: `${urls[0]}?X-Amz-Signature=secret`, filename: files[0]!.name }, { url: missing }, { url: urls[1], filename: files[1]!.name }],
+      });
+      expect(job.manifest).toBe(true);
+      const archive = (await download(job.download_url)).body;
+      const { last, rows } = await manifestOf(archive);
+      expect(last).toBe('manifest.csv');
+      expect(rows[0]).toEqual(['name', 'size', 'sha256', 'url', 'error']);
+      expect(rows.slice(1, 3)).toEqual([
+        [files[0]!.name, '1000', sha256(files[0]!.body), urls[0]!, ''],
+        [files[1]!.name, '4', sha256(files[1]!.body), urls[1]!, ''],
+      ]);
+      expect(rows).toHaveLength(4);
+      expect(rows[3]!.slice(0, 4)).toEqual(['', '', '', missing]);
+      expect(rows[3]![4]).toMatch(/404/);
+      expect(archive.toString('latin1')).not.toContain('secret');
+    });
+  }
+});
+
 describe('refusals', () => {
   it('answers 400 naming the field for what a format cannot do', async () => {
     const files = [{ url: origin.set('/refused', { body: Buffer.from('x') }) }];
@@ -228,6 +287,7 @@ describe('refusals', () => {
       [{ format: 'tar', encryption: { method: 'aes-256', password: 'a-long-password' } }, /^encryption: is only for format "zip"/],
       [{ format: 'tar', compression: 'deflate' }, /^compression: must be "store" with format "tar"/],
       [{ manifest: true, mode: 'stream' }, /^manifest: is only for stored jobs/],
+      [{ folders: ['empty/'] }, /^folders: empty folder entries are not supported yet/],
     ];
     for (const [body, message] of cases) {
       const res = await call(stack.url, 'POST', '/jobs', { key, body: { files, ...body } });

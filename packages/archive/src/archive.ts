@@ -1,5 +1,7 @@
+import { createHash, type Hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { createEntryNameDeduper, entryNameOf } from '@ap/contract';
+import { Readable } from 'node:stream';
+import { createEntryNameDeduper, entryNameOf, MANIFEST_ENTRY_NAME, manifestCsv, type ManifestRow } from '@ap/contract';
 import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
 import { TarSizer, YAZL_ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
 import { hostOf } from './host-of';
@@ -50,6 +52,8 @@ export interface ArchiveOptions {
   aes?: boolean;
   /** The writer is a TarOutput: sizes are a tar's, and a body of unknown length is spilled to learn it first. */
   tar?: boolean;
+  /** End the archive with manifest.csv; `leftOut`: URLs left out before packing (listed after this archive's own). */
+  manifest?: { leftOut: { url: string; error: string }[] } | null;
   /** Sees the scheduler (benches and tests read its peak buffered bytes). */
   onFetchAhead?(ahead: FetchAhead<OpenedBody | FetchError>): void;
 }
@@ -83,6 +87,7 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
   const packaged: ArchiveResult['packaged'] = [];
   const urlErrors: ArchiveResult['urlErrors'] = [];
   const names = createEntryNameDeduper();
+  const manifestRows: ManifestRow[] = [];
   // The archive's exact size so far: the plan's per-archive limit is enforced before each body.
   const sizer = archiveSizer(options);
 
@@ -139,7 +144,8 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
       // A body of unknown length is stopped where the archive would pass the plan's limit.
       const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(entryName, 0) : null;
-      const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null }, options.observer, maxBytes);
+      const hash = options.manifest ? createHash('sha256') : null;
+      const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null, hash }, options.observer, maxBytes);
       if (signal.aborted) throw signal.reason;
       if (body.tooLarge) throw new BinFailure(ARCHIVE_TOO_LARGE);
       if (body.error) {
@@ -150,6 +156,18 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
       sizer.add(entryName, body.bytes);
       if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
       packaged.push({ position: file.position, entryName, size: body.bytes });
+      if (hash) manifestRows.push({ name: entryName, size: body.bytes, sha256: hash.digest('hex'), url: file.url });
+    }
+    if (options.manifest && packaged.length > 0) {
+      const errorOf = new Map(urlErrors.map((e) => [e.position, e.error]));
+      const leftOut = files.filter((f) => errorOf.has(f.position)).map((f) => ({ url: f.url, error: errorOf.get(f.position)! }));
+      const csv = manifestCsv([...manifestRows, ...leftOut, ...options.manifest.leftOut]);
+      const name = names.take(MANIFEST_ENTRY_NAME);
+      if (sizer.totalWith(name, csv.length) > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
+      const opened = { stream: Readable.from([csv]), size: csv.length } as unknown as OpenedBody;
+      const written = await streamEntry(zipfile, opened, name, csv.length, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null, hash: null }, undefined, null);
+      if (written.error) throw new Error(`manifest.csv: ${written.error}`);
+      sizer.add(name, csv.length);
     }
   } finally {
     // Requests opened ahead for files the archive did not reach (it failed first): their
@@ -180,7 +198,7 @@ function streamEntry(
   opened: OpenedBody,
   entryName: string,
   size: number | null,
-  { mtime, deflateLevel }: { mtime: Date; deflateLevel: number | null },
+  { mtime, deflateLevel, hash }: { mtime: Date; deflateLevel: number | null; hash: Hash | null },
   observer: BodyObserver | undefined,
   /** Bytes the body may have (unknown length); one more stops it: `tooLarge`. */
   maxBytes: number | null,
@@ -211,6 +229,7 @@ function streamEntry(
           observer.progress(bytes, entry.crc32, chunk);
         });
       } else stream.on('data', (chunk: Buffer) => void (bytes += chunk.length));
+      if (hash) stream.on('data', (chunk: Buffer) => void hash.update(chunk));
       if (maxBytes !== null) {
         stream.on('data', () => {
           if (bytes <= maxBytes) return;

@@ -57,6 +57,8 @@ export interface BinToPack {
   /** The archive's format (default zip); a tar.gz is gzipped whole at `gzipLevel`. */
   format?: ArchiveFormat;
   gzipLevel?: number | null;
+  /** End with manifest.csv, listing also these URLs left out before packing. */
+  manifest?: { leftOut: { url: string; error: string }[] } | null;
   /** The upload an earlier attempt recorded; `mayBeInUse`: its writer may still run. */
   recordedUpload: { id: string | null; layout: string | null; mayBeInUse: boolean };
 }
@@ -79,8 +81,9 @@ export async function packBinIntoStore(
   { signal, progress }: { signal: AbortSignal; progress: ProgressReport },
 ): Promise<PackedBin> {
   const partSize = partSizeFor(bin.plannedSize ?? bin.archiveLimit);
-  // A tar bin starts over when retried: its resume records are a ZIP's (docs/archive-options.md#formats).
-  const plan = (bin.format ?? 'zip') === 'zip' ? uploadPlan(bin.split, bin.files, bin.mtime, partSize, { encryption: bin.encryption, deflate: bin.deflateLevel !== null }) : null;
+  // A tar bin, or one ending with a manifest, starts over when retried: resume records hold a
+  // ZIP's entries from its files alone (docs/archive-options.md#formats-and-contents).
+  const plan = (bin.format ?? 'zip') === 'zip' && !bin.manifest ? uploadPlan(bin.split, bin.files, bin.mtime, partSize, { encryption: bin.encryption, deflate: bin.deflateLevel !== null }) : null;
   const fetchBudget = bodyBudgetBesideParts(tuning.fetchBudgetBytes, partSize);
   const upload = bin.recordedUpload;
   if (plan && upload.id && upload.layout === plan.id) {
@@ -153,6 +156,7 @@ async function packFromStart(
       deflateLevel: bin.deflateLevel,
       aes: bin.encryption !== null,
       tar: format !== 'zip',
+      manifest: bin.manifest ?? null,
       signal: abort.signal,
       observer: recorder,
       fetchAhead: { concurrency: upload.fetchConcurrency, budgetBytes: upload.fetchBudget },

@@ -13,7 +13,7 @@ import {
   settleJob,
   zipEncryptionOf,
 } from '@ap/jobs';
-import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
+import { binWithJob, failedFiles, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
 import { assembleInStore, BinFailure, dropRecordedUpload, packBinIntoStore, UrlFailure, type BinFile, type BinToPack, type ProgressReport } from '@ap/archive';
@@ -105,7 +105,7 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
 async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: ProgressReport }) {
   const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
   // Server-side assembly lays out ZIPs only: a tar is packed by this packer (docs/archive-options.md#formats).
-  const assembled = (bin.format ?? 'zip') !== 'zip' ? null : await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
+  const assembled = (bin.format ?? 'zip') !== 'zip' || bin.manifest ? null : await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
   return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
 }
 
@@ -180,6 +180,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       deflateLevel: deflateLevelOf(job),
       format: archiveFormatOf(job.format),
       gzipLevel: gzipLevelOf(job),
+      // The first archive also lists the URLs left out while preparing.
+      manifest: job.manifest ? { leftOut: zip.sequence === 1 ? (await failedFiles(db, job.id)).filter((f) => f.zipId === null).map((f) => ({ url: f.url, error: f.error! })) : [] } : null,
       recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
     };
     const packed = await packIntoTarget(ctx, target, bin, zip.job.destinationSourceId, { signal: held.signal, progress }).finally(() => progress.stop());

@@ -1,5 +1,5 @@
 import type { Processor } from 'bullmq';
-import { ARCHIVE_EXTENSIONS, archiveFormatOf, dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
+import { ARCHIVE_EXTENSIONS, archiveFormatOf, dedupeEntryNames, MANIFEST_HEADER_BYTES, manifestRowBound, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
@@ -94,7 +94,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
   if (deadline.aborted) layout = { ok: false, error: PREPARE_TIMEOUT_ERROR };
   else if (usable.length === 0) layout = { ok: false, error: 'none of the URLs could be fetched' };
   else if (failed > 0 && job.failOnUrlError) layout = { ok: false, error: `${failed} of ${probed.length} URLs could not be fetched` };
-  else layout = computeLayout(usable, job);
+  else layout = computeLayout(usable, job, probed.filter((f) => f.error !== null));
 
   if (!layout.ok) {
     const failure = layout;
@@ -173,9 +173,13 @@ function blank(row: { position: number; url: string }): ProbedFile {
   return { position: row.position, url: row.url, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
 }
 
+/** Headers, descriptor, central record and deflate or gzip framing of manifest.csv's own entry, at most. */
+const MANIFEST_ENTRY_RESERVE = 4096;
+
 function computeLayout(
   usable: ProbedFile[],
-  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod' | 'format'>,
+  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod' | 'format' | 'manifest'>,
+  leftOut: readonly ProbedFile[] = [],
 ): Layout {
   const aes = job.encryptionMethod !== null;
   const format = archiveFormatOf(job.format);
@@ -188,10 +192,14 @@ function computeLayout(
   // A deflate bin is laid out by the most its entries can deflate to, so its cap holds
   // whatever the data; its planned size is that bound, its final size is learned when packed.
   const deflate = job.compression === 'deflate';
+  // A manifest's room: each file carries its row's most bytes, and every bin the manifest's
+  // entry, header line and the rows of URLs left out while preparing (listed by the first).
+  const rowBound = (f: ProbedFile) => (job.manifest ? manifestRowBound(f.entryName!, f.url) : 0);
+  const reserve = job.manifest ? MANIFEST_ENTRY_RESERVE + MANIFEST_HEADER_BYTES + leftOut.reduce((n, f) => n + manifestRowBound('', f.url), 0) : 0;
   const packed = packBins(
-    usable.map((f) => ({ index: f.position, name: f.entryName!, size: deflate ? deflateBound(f.size!) : f.size! })),
+    usable.map((f) => ({ index: f.position, name: f.entryName!, size: (deflate ? deflateBound(f.size!) : f.size!) + rowBound(f) })),
     {
-      maxZipSize: Number(job.maxZipSizeBytes),
+      maxZipSize: Number(job.maxZipSizeBytes) - reserve,
       strategy: splitStrategyOf(job),
       allowOversize: job.allowOversizeZips,
       aes,

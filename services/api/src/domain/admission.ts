@@ -18,6 +18,8 @@ export interface AdmissionDeps {
 
 /** A job create request admitted for this user, as the plain new job createJob writes; else the ApiError saying why not. */
 export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Plan; overageEnabled: boolean }, body: JobCreateRequest): Promise<NewJob> {
+  // Folder entries are not written yet (docs/archive-options.md#formats-and-contents): refused, never ignored.
+  if (body.folders && body.folders.length > 0) throw new ApiError('INVALID_REQUEST', 'folders: empty folder entries are not supported yet by this server');
   const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
   if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
   const files = await filesWithSources(deps.db, user.id, body.files);
