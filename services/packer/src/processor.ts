@@ -104,7 +104,7 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
 /** Inside S3 where the destination's source reaches every object (docs/private-sources.md#server-side-assembly), else through the packer. */
 async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: ProgressReport }) {
   const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
-  // Server-side assembly lays out ZIPs only: a tar is packed by this packer (docs/archive-options.md#formats).
+  // Server-side assembly lays out ZIPs only: a tar is packed by this packer (docs/archive-options.md#formats-and-contents).
   const assembled = (bin.format ?? 'zip') !== 'zip' || bin.manifest ? null : await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
   return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
 }
