@@ -6,7 +6,7 @@
 //   (b) resume: a stream ZIP of one RESUME_GIB file cut at 90%, then resumed with Range +
 //       If-Range: origin bytes fetched for the resume over the bytes remaining
 //   (c) the API's peak RSS with CONCURRENT downloads of a stream ZIP at once (RSS_FILES x FILE_MIB)
-//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c)
+//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 to change; ONLY=a|b|c; FORMAT=tar)
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { createUserWithKey } from '@ap/accounts';
@@ -29,6 +29,8 @@ const RESUME_BYTES = Math.round(Number(process.env.RESUME_GIB ?? 2) * 1024 * MiB
 const CONCURRENT = Number(process.env.CONCURRENT ?? 50);
 const RSS_FILES = Number(process.env.RSS_FILES ?? 4);
 const ONLY = process.env.ONLY;
+/** The archive format of the stream jobs: zip (default) or tar. */
+const FORMAT = process.env.FORMAT ?? 'zip';
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
 
 const origin = await startOrigin();
@@ -70,7 +72,7 @@ try {
     const res = await fetch(`${apiUrl}/jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-      body: JSON.stringify({ mode: 'stream', files: files.map((url) => ({ url })) }),
+      body: JSON.stringify({ mode: 'stream', format: FORMAT, files: files.map((url) => ({ url })) }),
     });
     if (res.status !== 201) throw new Error(`POST /jobs: ${res.status} ${await res.text()}`);
     const { job_id } = (await res.json()) as { job_id: string };
@@ -165,7 +167,7 @@ try {
     console.log(`    plain proxy, ${CONCURRENT} concurrent of the same bytes: peak RSS ${peakRssMiB(proxy.pid!).toFixed(0)} MiB (before ${proxyBefore.toFixed(0)} MiB)`);
     figures.c = { apiPeakRssMiB: peakRssMiB(api.pid!), plainProxyPeakRssMiB: peakRssMiB(proxy.pid!), failed: bad, aggregateMBps: ((zip.size * CONCURRENT) / took) * 1000 / 1e6 };
   }
-  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abc', ROUNDS, CONCURRENT }, figures });
+  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abc', ROUNDS, CONCURRENT, FORMAT }, figures });
 } finally {
   // Each stops on SIGTERM; waited for, so that a profile is written.
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill())))));

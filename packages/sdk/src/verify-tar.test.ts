@@ -30,7 +30,7 @@ describe('verifyTar', () => {
     await expect(verifyTar(path.join(dir, 'cut.tar'))).rejects.toThrow(ZipVerificationError);
     await expect(verifyTar(path.join(dir, 'x.tar'), { expectedSize: bytes.length + 1 })).rejects.toThrow(/the API says/);
     const damaged = Buffer.from(bytes);
-    damaged[0] ^= 1;
+    damaged[0] = damaged[0]! ^ 1;
     writeFileSync(path.join(dir, 'bad.tar'), damaged);
     await expect(verifyTar(path.join(dir, 'bad.tar'))).rejects.toThrow(/checksum/);
   });
