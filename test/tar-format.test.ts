@@ -181,6 +181,14 @@ describe('a stream tar', () => {
     }
   }, 120_000);
 
+  it('with a body of unknown length is sent whole (no ranges), read exactly by every reader', async () => {
+    const unsized = await completedJob({ format: 'tar', mode: 'stream', files: fileEntries('stream-chunked', FILES.slice(0, 3), { chunked: 1 }) });
+    expect(unsized.zips[0].size).toBeNull();
+    const res = await download(unsized.zips[0].download_url);
+    expect(res.headers.get('content-type')).toBe('application/x-tar');
+    expect((await readTar(res.body)).entries).toEqual(expectedTree(FILES.slice(0, 3)));
+  });
+
   it('holds a body over 8 GiB (a sparse origin) with its pax size, listed exactly by every reader', async () => {
     const big = 8 * 1024 ** 3 + 12_345;
     const scale = await createUser(stack.ctx, { plan: 'scale' });
