@@ -1,4 +1,4 @@
-// tar and tar.gz end to end on the real stack (decisions.md "Formats and contents"): stored and
+// tar and tar.gz end to end on the real stack (docs/archive-options.md#formats-and-contents): stored and
 // stream tars read name for name and byte for byte by GNU tar, bsdtar, Python's tarfile and
 // 7-Zip (a 250-byte name whose last part is over 100 bytes, non-ASCII names, a body of unknown
 // length); a stream tar's exact Content-Length and every sub-range equal to the same bytes of

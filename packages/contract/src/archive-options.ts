@@ -4,7 +4,7 @@
 //   ZIP's exact size is known before its bodies are, a deflated one's is not.
 // - The password is 8 to 128 characters (code points); no message ever repeats it.
 // - Deflate and AES-256 combine (stored jobs): each entry is deflated, then encrypted.
-// - `format` (decisions.md "Formats and contents"): zip, tar or tar.gz. tar has neither
+// - `format` (docs/archive-options.md#formats-and-contents): zip, tar or tar.gz. tar has neither
 //   per-entry compression nor encryption; tar.gz is gzip over the whole tar, so it has no exact
 //   size before its files are read (stored mode only), and takes `compression_level`.
 // - `folders`: empty folders to include, each ending in "/"; `manifest`: a manifest.csv as the

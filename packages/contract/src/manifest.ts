@@ -1,4 +1,4 @@
-// manifest.csv (decisions.md "Formats and contents"): the last entry of an archive of a job with
+// manifest.csv (docs/archive-options.md#formats-and-contents): the last entry of an archive of a job with
 // `manifest: true`. RFC 4180: CRLF line ends, a field quoted when it holds a comma, a quote, CR
 // or LF (its quotes doubled). Header `name,size,sha256,url,error`; one row per file packaged
 // (URL without its query string or fragment, error empty), then one per URL left out (name, size

@@ -1,4 +1,4 @@
-// The bytes of a POSIX pax tar (decisions.md "Formats and contents"), written by us so that a
+// The bytes of a POSIX pax tar (docs/archive-options.md#formats-and-contents), written by us so that a
 // tar's exact size is known from names and sizes alone, as a ZIP's is: 512-byte ustar headers,
 // a pax extended header ('x') before an entry whose name does not fit ustar or is not ASCII, or
 // whose size is 8 GiB or more; files 0644, folders 0755, uid/gid 0, no user or group names,
