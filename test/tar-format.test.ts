@@ -256,6 +256,21 @@ print(json.dumps({"last": names[-1], "rows": list(csv.reader(io.StringIO(text, n
     }
   }
 
+  it('keeps a split job\'s caps with each archive\'s manifest listing its own files', async () => {
+    const cap = 104_857_600;
+    // Two such bodies make a tar of exactly the cap: with its manifest one archive would pass it.
+    const big = (cap - 1024) / 2 - 512;
+    const job = await completedJob({ format: 'tar', manifest: true, max_zip_size_bytes: cap, files: [{ url: `${synthetic.url}/zeros/${big}/one.bin` }, { url: `${synthetic.url}/zeros/${big}/two.bin` }] });
+    expect(job.zips).toHaveLength(2);
+    for (const [i, z] of (job.zips as { download_url: string; size: number }[]).entries()) {
+      const tar = (await download(z.download_url)).body;
+      expect(tar.length).toBeLessThanOrEqual(cap);
+      const { last, rows } = await manifestOf(tar);
+      expect(last).toBe('manifest.csv');
+      expect(rows.slice(1).map((r) => r.slice(0, 2))).toEqual([[i === 0 ? 'one.bin' : 'two.bin', String(big)]]);
+    }
+  }, 120_000);
+
   for (const format of ['zip', 'tar'] as const) {
     it(`ends a stored ${format} with manifest.csv: SHA-256s of the files, URLs without queries, the URL left out`, async () => {
       const files = [
