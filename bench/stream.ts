@@ -10,7 +10,7 @@
 //       D_RATE_MBPS (50) per connection, 40 ms away, beside a plain proxy of the same bytes: time
 //       to first byte of a range 70% in (bytes=1500000000- at 2 GiB), of bytes=-4096, of 8 ranges
 //       at once (curl), and aria2c -x8 -s8 (when installed); origin bytes per ZIP byte
-//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 D_FILES=2 D_MIB=1024 to change; ONLY=a|b|c|d)
+//   pnpm bench:stream   (SIZES=16x64,64x16 ROUNDS=9, or FILES=16 FILE_MIB=64; RESUME_GIB=2 CONCURRENT=50 RSS_FILES=4 D_FILES=2 D_MIB=1024 to change; ONLY=a|b|c|d; FORMAT=tar)
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { createUserWithKey } from '@ap/accounts';
@@ -34,6 +34,8 @@ const RESUME_BYTES = Math.round(Number(process.env.RESUME_GIB ?? 2) * 1024 * MiB
 const CONCURRENT = Number(process.env.CONCURRENT ?? 50);
 const RSS_FILES = Number(process.env.RSS_FILES ?? 4);
 const ONLY = process.env.ONLY;
+/** The archive format of the stream jobs: zip (default) or tar. */
+const FORMAT = process.env.FORMAT ?? 'zip';
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
 const D_FILES = Number(process.env.D_FILES ?? 2);
 const D_BYTES = Number(process.env.D_MIB ?? 1024) * MiB;
@@ -78,7 +80,7 @@ try {
     const res = await fetch(`${apiUrl}/jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-      body: JSON.stringify({ mode: 'stream', files: files.map((url) => ({ url })) }),
+      body: JSON.stringify({ mode: 'stream', format: FORMAT, files: files.map((url) => ({ url })) }),
     });
     if (res.status !== 201) throw new Error(`POST /jobs: ${res.status} ${await res.text()}`);
     const { job_id } = (await res.json()) as { job_id: string };
@@ -222,7 +224,7 @@ try {
     }
     figures.d = { files: D_FILES, fileMiB: D_BYTES / MiB, rateMBps: D_RATE_MBPS, cases: d };
   }
-  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abcd', ROUNDS, CONCURRENT, D_FILES, D_MIB: D_BYTES / MiB }, figures });
+  writeResults({ bench: 'stream', params: { ONLY: ONLY ?? 'abcd', ROUNDS, CONCURRENT, D_FILES, D_MIB: D_BYTES / MiB, FORMAT }, figures });
 } finally {
   // Each stops on SIGTERM; waited for, so that a profile is written.
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill())))));

@@ -69,7 +69,7 @@ export function checkResponse(method: string, url: string, status: number, conte
   const schema = codes ? errorResponseSchema(codes) : route.responses[status]?.schema;
   if (!schema || isHead || status === 304) {
     const raw = route.responses[status]?.raw;
-    if (raw && contentType && !isHead && !contentType.startsWith(raw.mediaType) && raw.mediaType !== 'application/octet-stream') {
+    if (raw && contentType && !isHead && ![raw.mediaType, ...(raw.alsoMediaTypes ?? [])].some((type) => contentType.startsWith(type)) && raw.mediaType !== 'application/octet-stream') {
       throw new ContractViolation(`${where}: content type ${contentType}, documented ${raw.mediaType}`);
     }
     return;

@@ -1,8 +1,11 @@
+import { createHash, type Hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { ARCHIVE_TOO_LARGE, createEntryNameDeduper, entryNameOf } from '@ap/contract';
+import { Readable } from 'node:stream';
+import { ARCHIVE_TOO_LARGE, createEntryNameDeduper, entryNameOf, MANIFEST_ENTRY_NAME, manifestCsv, type ManifestRow } from '@ap/contract';
 import { FetchAhead, FetchError, wordedError, type Fetcher, type FetchAheadOptions, type FileAccess, type OpenedBody } from '@ap/fetch';
-import { ENTRY_OPTIONS, ZipSizer, type ZipOutput } from '@ap/zip';
+import { ENTRY_OPTIONS, TarSizer, ZipSizer, type ZipOutput } from '@ap/zip';
 import { hostOf } from './host-of';
+import { spillBody } from './spill';
 
 export { ARCHIVE_TOO_LARGE };
 
@@ -47,6 +50,10 @@ export interface ArchiveOptions {
   deflateLevel?: number | null;
   /** Every entry is WinZip AES-256 encrypted: sizes grow by its framing. */
   aes?: boolean;
+  /** The writer is a TarOutput: sizes are a tar's, and a body of unknown length is spilled to learn it first. */
+  tar?: boolean;
+  /** End the archive with manifest.csv; `leftOut`: URLs left out before packing (listed after this archive's own). */
+  manifest?: { leftOut: { url: string; error: string }[] } | null;
   /** Sees the scheduler (benches and tests read its peak buffered bytes). */
   onFetchAhead?(ahead: FetchAhead<OpenedBody | FetchError>): void;
 }
@@ -80,8 +87,9 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
   const packaged: ArchiveResult['packaged'] = [];
   const urlErrors: ArchiveResult['urlErrors'] = [];
   const names = createEntryNameDeduper();
+  const manifestRows: ManifestRow[] = [];
   // The archive's exact size so far: the plan's per-archive limit is enforced before each body.
-  const sizer = new ZipSizer(options.aes === true);
+  const sizer = archiveSizer(options);
 
   const ahead = new FetchAhead<OpenedBody | FetchError>(
     files.map((file) => ({
@@ -113,16 +121,31 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
         options.observer?.skip(i);
         continue;
       }
-      const size = file.size !== null ? Number(file.size) : opened.size;
+      let size = file.size !== null ? Number(file.size) : opened.size;
       const entryName = names.take(file.entryName ?? entryNameOf(file, opened));
-      if (size !== null && sizer.totalWith(Buffer.byteLength(entryName), size) > options.archiveLimit) {
+      if (size === null && options.tar) {
+        const spilled = await spillBody(opened.stream, options.archiveLimit - sizer.totalWith(entryName, 0), signal);
+        if (signal.aborted) throw signal.reason;
+        if ('tooLarge' in spilled) throw new BinFailure(ARCHIVE_TOO_LARGE);
+        if ('error' in spilled) {
+          const error = spilled.error instanceof FetchError ? spilled.error.userMessage : (spilled.error as Error).message;
+          if (options.failOnUrlError) throw new UrlFailure([{ position: file.position, error }]);
+          urlErrors.push({ position: file.position, error });
+          options.observer?.skip(i);
+          continue;
+        }
+        opened = { ...opened, stream: spilled.stream, size: spilled.size };
+        size = spilled.size;
+      }
+      if (size !== null && sizer.totalWith(entryName, size) > options.archiveLimit) {
         opened.stream.destroy();
         throw new BinFailure(ARCHIVE_TOO_LARGE);
       }
       options.observer?.start(i, { name: entryName, size, etag: opened.etag ?? null, lastModified: opened.lastModified ?? null });
       // A body of unknown length is stopped where the archive would pass the plan's limit.
-      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(Buffer.byteLength(entryName), 0, false) : null;
-      const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null }, options.observer, maxBytes);
+      const maxBytes = size === null ? options.archiveLimit - sizer.totalWith(entryName, 0, false) : null;
+      const hash = options.manifest ? createHash('sha256') : null;
+      const body = await streamEntry(zipfile, opened, entryName, size, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null, hash }, options.observer, maxBytes);
       if (signal.aborted) throw signal.reason;
       if (body.tooLarge) throw new BinFailure(ARCHIVE_TOO_LARGE);
       if (body.error) {
@@ -130,9 +153,21 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
         await options.onBrokenBody(file, body.error);
         throw new Error(`${file.url}: ${body.error}`);
       }
-      sizer.add(Buffer.byteLength(entryName), body.bytes, size !== null);
+      sizer.add(entryName, body.bytes, size !== null);
       if (sizer.total() > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
       packaged.push({ position: file.position, entryName, size: body.bytes });
+      if (hash) manifestRows.push({ name: entryName, size: body.bytes, sha256: hash.digest('hex'), url: file.url });
+    }
+    if (options.manifest && packaged.length > 0) {
+      const errorOf = new Map(urlErrors.map((e) => [e.position, e.error]));
+      const leftOut = files.filter((f) => errorOf.has(f.position)).map((f) => ({ url: f.url, error: errorOf.get(f.position)! }));
+      const csv = manifestCsv([...manifestRows, ...leftOut, ...options.manifest.leftOut]);
+      const name = names.take(MANIFEST_ENTRY_NAME);
+      if (sizer.totalWith(name, csv.length) > options.archiveLimit) throw new BinFailure(ARCHIVE_TOO_LARGE);
+      const opened = { stream: Readable.from([csv]), size: csv.length } as unknown as OpenedBody;
+      const written = await streamEntry(zipfile, opened, name, csv.length, { mtime: options.mtime, deflateLevel: options.deflateLevel ?? null, hash: null }, undefined, null);
+      if (written.error) throw new Error(`manifest.csv: ${written.error}`);
+      sizer.add(name, csv.length);
     }
   } finally {
     // Requests opened ahead for files the archive did not reach (it failed first): their
@@ -141,6 +176,22 @@ export async function writeArchive(zipfile: ZipOutput, files: readonly ArchiveFi
   }
   if (packaged.length === 0) throw new UrlFailure(urlErrors);
   return { packaged, urlErrors };
+}
+
+/** The running size of the archive being written, by entry name and body size. */
+function archiveSizer(options: Pick<ArchiveOptions, 'aes' | 'tar'>): {
+  /** `knownFirst`: the body's size was known before it (a ZIP entry without ZIP64 in its local header then). */
+  add(name: string, size: number, knownFirst?: boolean): void;
+  totalWith(name: string, size: number, knownFirst?: boolean): number;
+  total(): number;
+} {
+  if (options.tar) return new TarSizer();
+  const zip = new ZipSizer(options.aes === true);
+  return {
+    add: (name, size, knownFirst) => zip.add(Buffer.byteLength(name), size, knownFirst),
+    totalWith: (name, size, knownFirst) => zip.totalWith(Buffer.byteLength(name), size, knownFirst),
+    total: () => zip.total(),
+  };
 }
 
 /**
@@ -152,7 +203,7 @@ function streamEntry(
   opened: OpenedBody,
   entryName: string,
   size: number | null,
-  { mtime, deflateLevel }: { mtime: Date; deflateLevel: number | null },
+  { mtime, deflateLevel, hash }: { mtime: Date; deflateLevel: number | null; hash: Hash | null },
   observer: BodyObserver | undefined,
   /** Bytes the body may have (unknown length); one more stops it: `tooLarge`. */
   maxBytes: number | null,
@@ -184,6 +235,7 @@ function streamEntry(
           observer.progress(bytes, entry.crc32, chunk);
         });
       } else stream.on('data', (chunk: Buffer) => void (bytes += chunk.length));
+      if (hash) stream.on('data', (chunk: Buffer) => void hash.update(chunk));
       if (maxBytes !== null) {
         stream.on('data', () => {
           if (bytes <= maxBytes) return;

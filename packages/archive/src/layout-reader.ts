@@ -330,7 +330,7 @@ export class LayoutReader {
   private async openSource(piece: BodyPiece): Promise<DataSource> {
     const { entry, from, to, crc } = piece;
     const input = this.inputs[entry]!;
-    // A body sent whole whose sum is known is summed again and checked (docs/archive-options.md#changed-origins).
+    // A body sent whole whose sum is known is summed again and checked (docs/archive-options.md#changed-origins); a tar has no sums.
     const whole = from === 0 && to === input.size;
     if (this.layout.encryption) {
       await this.keys?.need(entry);
@@ -349,7 +349,7 @@ export class LayoutReader {
       return new DataSource(this, entry, input, opened, from, to, null, { cipher, mac, blocks });
     }
     // A CRC tracked from where a checkpoint ends; one whose prefix is not known is the shared work's (prepare).
-    const tracked = crc === null ? (whole ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : null;
+    const tracked = crc === null ? (whole && !this.layout.tar ? { length: 0, crc: 0 } : null) : crc.kind === 'track' ? crc.state : null;
     const opened = await this.open(input, from, to);
     return new DataSource(this, entry, input, opened, from, to, tracked, null, this.shared.tapOf(piece));
   }

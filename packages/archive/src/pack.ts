@@ -2,12 +2,14 @@
 // The packer holds the lease and settles the outcome; everything between (resume or fresh
 // start, the ZIP output, the multipart upload, its resume records, progress, the CRC store)
 // is here.
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { ARCHIVE_CONTENT_TYPES, type ArchiveFormat } from '@ap/contract';
 import { recordFileErrors, resetBinFilesForRepack, type Db } from '@ap/db';
 import { freeChunk, type Fetcher } from '@ap/fetch';
 import type { Logger } from '@ap/log';
 import { partBufferBytes, partSizeFor, type ObjectInfo, type ObjectStore } from '@ap/storage';
-import { newZipOutput, type ZipEncryption } from '@ap/zip';
+import { newZipOutput, TarOutput, type ZipEncryption, type ZipOutput } from '@ap/zip';
 import { writeArchive, type ArchiveResult } from './archive';
 import { CrcStore } from './crc-store';
 import { dropRecordedUpload, resumeUpload, uploadPlan, UploadRecorder, type BinFile, type UploadPlan } from './resume';
@@ -52,6 +54,11 @@ export interface BinToPack {
   files: BinFile[];
   encryption: ZipEncryption | null;
   deflateLevel: number | null;
+  /** The archive's format (default zip); a tar.gz is gzipped whole at `gzipLevel`. */
+  format?: ArchiveFormat;
+  gzipLevel?: number | null;
+  /** End with manifest.csv, listing also these URLs left out before packing. */
+  manifest?: { leftOut: { url: string; error: string }[] } | null;
   /** The upload an earlier attempt recorded; `mayBeInUse`: its writer may still run. */
   recordedUpload: { id: string | null; layout: string | null; mayBeInUse: boolean };
 }
@@ -74,7 +81,9 @@ export async function packBinIntoStore(
   { signal, progress }: { signal: AbortSignal; progress: ProgressReport },
 ): Promise<PackedBin> {
   const partSize = partSizeFor(bin.plannedSize ?? bin.archiveLimit);
-  const plan = uploadPlan(bin.split, bin.files, bin.mtime, partSize, { encryption: bin.encryption, deflate: bin.deflateLevel !== null });
+  // A tar bin, or one ending with a manifest, starts over when retried: resume records hold a
+  // ZIP's entries from its files alone (docs/archive-options.md#formats-and-contents).
+  const plan = (bin.format ?? 'zip') === 'zip' && !bin.manifest ? uploadPlan(bin.split, bin.files, bin.mtime, partSize, { encryption: bin.encryption, deflate: bin.deflateLevel !== null }) : null;
   const fetchBudget = bodyBudgetBesideParts(tuning.fetchBudgetBytes, partSize);
   const upload = bin.recordedUpload;
   if (plan && upload.id && upload.layout === plan.id) {
@@ -114,7 +123,8 @@ async function packFromStart(
   const files = asWritten ? bin.files.map((f) => ({ ...f, entryName: null, size: null })) : bin.files;
   const crcStore = new CrcStore(db, log);
   const recorder = plan ? new UploadRecorder(db, crcStore, bin.zipId, bin.jobId, files, plan) : undefined;
-  const zipfile = newZipOutput(bin.encryption);
+  const format = bin.format ?? 'zip';
+  const zipfile: ZipOutput = format === 'zip' ? newZipOutput(bin.encryption) : new TarOutput(bin.mtime);
   // Stops the fetches when the upload fails, as well as when the caller stops the bin.
   const abort = new AbortController();
   const stop = () => abort.abort(signal.reason);
@@ -122,10 +132,12 @@ async function packFromStart(
   if (signal.aborted) stop();
   // The ZIP's bytes are counted as they leave for the upload; a listener, not a stream in
   // between, so no chunk waits in another buffer.
-  const output = zipfile.outputStream as unknown as Readable;
+  const written = zipfile.outputStream as unknown as Readable;
+  // A tar.gz is the tar gzipped whole (a failure of either ends the other, and the upload).
+  const output = format === 'tar.gz' ? pipeline(written, createGzip({ level: bin.gzipLevel ?? 6 }), () => undefined) : written;
   output.on('data', (chunk: Buffer) => progress.add(chunk.length));
   const uploaded = store.upload(bin.key, output, {
-    contentType: 'application/zip',
+    contentType: ARCHIVE_CONTENT_TYPES[format],
     partSize: upload.partSize,
     signal: abort.signal,
     multipart: recorder,
@@ -143,6 +155,8 @@ async function packFromStart(
       archiveLimit: bin.archiveLimit,
       deflateLevel: bin.deflateLevel,
       aes: bin.encryption !== null,
+      tar: format !== 'zip',
+      manifest: bin.manifest ?? null,
       signal: abort.signal,
       observer: recorder,
       fetchAhead: { concurrency: upload.fetchConcurrency, budgetBytes: upload.fetchBudget },
@@ -159,6 +173,7 @@ async function packFromStart(
     return { object, packaged, urlErrors };
   } catch (err) {
     abort.abort(err);
+    written.destroy();
     output.destroy();
     await uploaded.catch(() => undefined);
     // The upload's id is on the bin's row before the bin is failed (and its upload aborted).

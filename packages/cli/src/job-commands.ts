@@ -5,7 +5,7 @@ import { Command, Option } from 'commander';
 import { DownloadError, type ArchiveClient, type Job, type JobCreateRequest } from '@ap/sdk';
 import { formatBytes } from '@ap/contract/sizes';
 import { parseUrlList } from '@ap/contract/url-list';
-import { archiveOptionFields, compressOption, passwordFileOption, type ArchiveOptionFlags } from './archive-options';
+import { archiveOptionFields, compressOption, formatOption, manifestOption, passwordFileOption, type ArchiveOptionFlags } from './archive-options';
 import { intArg, JobFailed, sizeArg, UsageError, type CommandContext } from './context';
 import { count } from './output';
 import { applyPrivateSourceOptions, destinationOption, withPrivateSourceOptions } from './sources';
@@ -77,6 +77,7 @@ export function registerJobCommands(program: Command, ctx: CommandContext): void
     .option('--download <dir>', 'wait, then download every ZIP into DIR (implies --wait)')
     .option('--crc', 'also check every entry\'s CRC-32 after downloading')
     .addOption(compressOption()).addOption(passwordFileOption())
+    .addOption(formatOption()).addOption(manifestOption())
     .action(async (urls: string[], opts: { from?: string; mode?: 'stored' | 'stream'; split?: number; name?: string; wait?: boolean; download?: string; crc?: boolean; source?: string; header?: [string, string][]; destination?: string; destinationSource?: string } & ArchiveOptionFlags, cmd: Command) => {
       const client = ctx.clientOf(cmd);
       const files: { url: string; filename?: string }[] = urls.map((url) => ({ url }));

@@ -28,7 +28,7 @@ describe('archive options', () => {
     expect(problem({ files, compression: 'deflate', compression_level: 0 })).toMatch(/^compression_level: must be a whole number from 1 to 9/);
     expect(problem({ files, compression: 'deflate', compression_level: 10 })).toMatch(/^compression_level: must be a whole number from 1 to 9/);
     expect(problem({ files, compression: 'deflate', compression_level: 2.5 })).toMatch(/^compression_level:/);
-    expect(problem({ files, compression_level: 6 })).toMatch(/^compression_level: is only for compression "deflate"/);
+    expect(problem({ files, compression_level: 6 })).toMatch(/^compression_level: is only for compression "deflate" or format "tar.gz"/);
     expect(problem({ files, compression: 'zstd' })).toMatch(/^compression: must be "store" or "deflate"/);
     expect(problem({ files, encryption: { method: 'zipcrypto', password: PASSWORD } })).toMatch(/^encryption\.method: must be "aes-256"/);
     expect(problem({ files, encryption: { password: PASSWORD } })).toMatch(/^encryption\.method: is required/);

@@ -151,16 +151,16 @@ function renderOnce(template: ParsedFilenameTemplate, n: number, total: number, 
   return out;
 }
 
-/** The plain-name rule for a split job: `_{n}` before the last extension, `.zip` when there is none. */
-function plainSplitName(name: string, n: number, total: number): string {
+/** The plain-name rule for a split job: `_{n}` before the last extension, the format's (`.zip`) when there is none. */
+function plainSplitName(name: string, n: number, total: number, extension = '.zip'): string {
   const [base, ext] = splitExtension(name);
-  return `${base}_${String(n).padStart(digits(total), '0')}${ext || '.zip'}`;
+  return `${base}_${String(n).padStart(digits(total), '0')}${ext || extension}`;
 }
 
 /** Name of ZIP n of total (no validation). */
-function nameOf(template: ParsedFilenameTemplate, n: number, total: number, date: string): string {
+function nameOf(template: ParsedFilenameTemplate, n: number, total: number, date: string, extension?: string): string {
   if (total === 1 || template.hasIndexPlaceholder) return renderOnce(template, n, total, date);
-  return plainSplitName(renderOnce(template, 1, total, date), n, total);
+  return plainSplitName(renderOnce(template, 1, total, date), n, total, extension);
 }
 
 function checkName(name: string, n: number, total: number): FilenameTemplateError | null {
@@ -189,6 +189,8 @@ export interface RenderZipFilenamesInput {
   createdAt: Date;
   /** Number of ZIPs of the job (>= 1). */
   total: number;
+  /** The archive format's extension (ARCHIVE_EXTENSIONS): default names and split names without one end with it. Default `.zip`. */
+  extension?: string;
 }
 
 /**
@@ -200,16 +202,17 @@ export function renderZipFilenames(input: RenderZipFilenamesInput): RenderZipFil
   const { total } = input;
   if (!Number.isSafeInteger(total) || total < 1) throw new RangeError(`total must be a positive integer, got ${total}`);
   const date = utcDate(input.createdAt);
+  const extension = input.extension ?? '.zip';
   if (input.template === null || input.template === undefined) {
-    const name = `archive-${input.jobId}.zip`;
+    const name = `archive-${input.jobId}${extension}`;
     if (total === 1) return { ok: true, names: [name] };
-    return { ok: true, names: Array.from({ length: total }, (_, i) => plainSplitName(name, i + 1, total)) };
+    return { ok: true, names: Array.from({ length: total }, (_, i) => plainSplitName(name, i + 1, total, extension)) };
   }
   const parsed = parseFilenameTemplate(input.template);
   if (!parsed.ok) return parsed;
   const names: string[] = [];
   for (let n = 1; n <= total; n++) {
-    const name = nameOf(parsed.template, n, total, date);
+    const name = nameOf(parsed.template, n, total, date, extension);
     const problem = checkName(name, n, total);
     if (problem) return problem;
     names.push(name);

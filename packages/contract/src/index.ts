@@ -14,3 +14,4 @@ export * from './webhooks';
 export * from './responses';
 export * from './job-outcome';
 export * from './openapi';
+export * from './manifest';

@@ -5,7 +5,7 @@
 
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from './errors';
-import { COMPRESSIONS, encryptionViewSchema } from './archive-options';
+import { ARCHIVE_FORMATS, COMPRESSIONS, encryptionViewSchema } from './archive-options';
 import { JOB_MODES, type JobMode } from './plans';
 import { LISTABLE_JOB_STATUSES, SPLIT_STRATEGIES, type ListableJobStatus, type SplitStrategy } from './schemas';
 
@@ -88,6 +88,7 @@ const jobCommon = {
   max_zip_size_bytes: bytes().nullable(),
   zip_count: z.number().int().nonnegative(),
   total_size: bytes().describe('bytes across all ZIPs'),
+  format: z.enum(ARCHIVE_FORMATS).describe('the archive format: "zip", "tar" or "tar.gz"'),
 };
 
 /** docs/api.md#job-full-form (`GET /jobs/:id`). */
@@ -100,8 +101,10 @@ export const jobViewSchema = z
     split_strategy: z.enum(SPLIT_STRATEGIES),
     fail_on_zip_error: z.boolean(),
     compression: z.enum(COMPRESSIONS),
-    compression_level: z.number().int().min(1).max(9).nullable().describe('null unless compression is "deflate"'),
+    compression_level: z.number().int().min(1).max(9).nullable().describe('the deflate or gzip level; null unless compression is "deflate" or format "tar.gz"'),
     encryption: encryptionViewSchema.nullable().describe('the method only; the password is never returned'),
+    folders: z.array(z.string()).describe('the empty folders asked for'),
+    manifest: z.boolean().describe('the archive ends with manifest.csv'),
     zips: z.array(zipEntryViewSchema),
     errors: z.array(errorEntryViewSchema).optional().describe('only when applicable'),
     progress: jobProgressSchema(),

@@ -40,6 +40,8 @@ describe('jobCreateSchema', () => {
       allow_oversize_zips: true,
       fail_on_zip_error: true,
       compression: 'store',
+      format: 'zip',
+      manifest: false,
     });
   });
 
@@ -56,6 +58,9 @@ describe('jobCreateSchema', () => {
       allow_oversize_zips: false,
       fail_on_zip_error: false,
       compression: 'store',
+      format: 'tar',
+      folders: ['dir/', 'empty/'],
+      manifest: false,
     };
     expect(parsed(jobCreateSchema, body)).toEqual(body);
   });

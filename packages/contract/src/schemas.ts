@@ -246,12 +246,15 @@ export interface PlanLimitProblem {
  * File count per job (per mode) and `expires_in` against the plan: 403 PLAN_LIMIT_EXCEEDED
  * (docs/api.md#limits); null when within the plan.
  */
-export function checkPlanLimits(plan: PlanName, request: { files: { length: number }; mode: JobMode; expires_in: number }): PlanLimitProblem | null {
+export function checkPlanLimits(plan: PlanName, request: { files: { length: number }; folders?: { length: number } | undefined; mode: JobMode; expires_in: number }): PlanLimitProblem | null {
   const maxFiles = filesPerJob(plan, request.mode);
-  if (request.files.length > maxFiles) {
+  const folders = request.folders?.length ?? 0;
+  if (request.files.length + folders > maxFiles) {
     return {
       code: 'PLAN_LIMIT_EXCEEDED',
-      message: `files: the ${plan} plan allows at most ${maxFiles} files per ${request.mode} job (got ${request.files.length})`,
+      message: folders
+        ? `files: the ${plan} plan allows at most ${maxFiles} files and folders per ${request.mode} job (got ${request.files.length} files and ${folders} folders)`
+        : `files: the ${plan} plan allows at most ${maxFiles} files per ${request.mode} job (got ${request.files.length})`,
     };
   }
   const maxRetention = PLANS[plan].maxRetentionSeconds;

@@ -54,6 +54,7 @@ export const JOB_LIST_SELECT = {
   completedAt: true,
   expiresAt: true,
   mode: true,
+  format: true,
   zips: { orderBy: { sequence: 'asc' }, select: { sequence: true, filename: true, size: true, status: true, bytesDone: true, plannedSize: true } },
 } satisfies Prisma.JobSelect;
 export type JobListRow = Prisma.JobGetPayload<{ select: typeof JOB_LIST_SELECT }>;

@@ -80,6 +80,7 @@ export function binForDownload(db: DbTx, zipId: string) {
           encryptionMethod: true,
           encryptionPassword: true,
           encryptionSeed: true,
+          format: true,
           destinationSourceId: true,
           destinationBucket: true,
           destinationPrefix: true,

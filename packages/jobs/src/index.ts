@@ -13,6 +13,8 @@ export {
   type ArchiveOptionColumns,
   deflateLevelOf,
   encryptionPasswordPlace,
+  foldersOf,
+  gzipLevelOf,
   JOB_ARCHIVE_OPTIONS_SELECT,
   zipEncryptionOf,
   type JobArchiveOptions,

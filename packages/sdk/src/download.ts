@@ -9,6 +9,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ZipEntry } from './client';
 import { verifyZip, type ZipCheck } from './verify';
+import { verifyTar } from './verify-tar';
 
 export interface DownloadProgress {
   /** Bytes of the ZIP on disk so far (resumed bytes included). */
@@ -62,6 +63,13 @@ async function readState(file: string): Promise<ResumeState | null> {
   }
 }
 
+/** A ZIP, tar or tar.gz (by its name, as the API gives it per format), checked without trusting it. */
+function verifyArchive(file: string, options: { expectedSize?: number | null; crc?: boolean }): Promise<ZipCheck> {
+  if (/\.tar$/i.test(file)) return verifyTar(file, options);
+  if (/\.(tar\.gz|tar_\d+\.gz|tgz)$/i.test(file)) return verifyTar(file, { ...options, gzip: true });
+  return verifyZip(file, options);
+}
+
 /** A name the API gave, as a file name in `dir` (no directory parts). */
 function safeName(filename: string): string {
   const base = path.basename(filename.replace(/\\/g, '/'));
@@ -77,7 +85,7 @@ export async function downloadZip(zip: Pick<ZipEntry, 'id' | 'filename' | 'size'
 
   // A file without a resume record is a finished download: keep it if it checks out.
   if (have > 0 && !state && (zip.size === null || have === zip.size)) {
-    const check = await verifyZip(file, { expectedSize: zip.size, crc: options.crc }).catch(() => null);
+    const check = await verifyArchive(file, { expectedSize: zip.size, crc: options.crc }).catch(() => null);
     if (check) return { path: file, bytes: have, resumedFrom: have, received: 0, alreadyComplete: true, check };
   }
   const recorded = have > 0 && state !== null && state.zip_id === zip.id && (zip.size === null || have < zip.size);
@@ -130,7 +138,7 @@ export async function downloadZip(zip: Pick<ZipEntry, 'id' | 'filename' | 'size'
 
   let check: ZipCheck;
   try {
-    check = await verifyZip(file, { expectedSize: size, crc: options.crc || (unrecorded && offset > 0) });
+    check = await verifyArchive(file, { expectedSize: size, crc: options.crc || (unrecorded && offset > 0) });
   } catch (err) {
     if (!(unrecorded && offset > 0)) throw err;
     await rm(file, { force: true });

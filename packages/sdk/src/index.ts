@@ -4,3 +4,4 @@ export * from './client';
 export { ArchiveClient } from './node';
 export * from './download';
 export * from './verify';
+export { verifyTar } from './verify-tar';

@@ -439,6 +439,11 @@ export interface components {
             zip_count: number;
             /** @description bytes across all ZIPs */
             total_size: number;
+            /**
+             * @description the archive format: "zip", "tar" or "tar.gz"
+             * @enum {string}
+             */
+            format: "zip" | "tar" | "tar.gz";
             files: components["schemas"]["FileEntry"][];
             /** @description legacy; null for split jobs, and unless completed and not expired */
             download_url: string | null;
@@ -450,10 +455,14 @@ export interface components {
             fail_on_zip_error: boolean;
             /** @enum {string} */
             compression: "store" | "deflate";
-            /** @description null unless compression is "deflate" */
+            /** @description the deflate or gzip level; null unless compression is "deflate" or format "tar.gz" */
             compression_level: number | null;
             /** @description the method only; the password is never returned */
             encryption: components["schemas"]["EncryptionView"] | null;
+            /** @description the empty folders asked for */
+            folders: string[];
+            /** @description the archive ends with manifest.csv */
+            manifest: boolean;
             zips: components["schemas"]["Zip"][];
             /** @description only when applicable */
             errors?: components["schemas"]["ErrorEntry"][];
@@ -489,6 +498,11 @@ export interface components {
             zip_count: number;
             /** @description bytes across all ZIPs */
             total_size: number;
+            /**
+             * @description the archive format: "zip", "tar" or "tar.gz"
+             * @enum {string}
+             */
+            format: "zip" | "tar" | "tar.gz";
             /** @description sum of `bytes_done` over sum of `expected_size`, 0 to 1 (3 decimals); 1 when completed; null when a size is unknown */
             progress: number | null;
         };
@@ -748,6 +762,18 @@ export interface operations {
                     compression?: "store" | "deflate";
                     compression_level?: number | null;
                     encryption?: components["schemas"]["Encryption"] | null;
+                    /**
+                     * @default zip
+                     * @enum {string}
+                     */
+                    format?: "zip" | "tar" | "tar.gz";
+                    /** @description empty folders to include, like "reports/2025/"; counted with files against the plan's files per job */
+                    folders?: string[];
+                    /**
+                     * @description adds manifest.csv (name,size,sha256,url,error) as the last entry; stored mode only
+                     * @default false
+                     */
+                    manifest?: boolean;
                     destination?: {
                         source: string;
                         bucket: string;
@@ -1660,7 +1686,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the whole ZIP */
+            /** @description the whole archive (application/zip, application/x-tar or application/gzip by the job's format) */
             200: {
                 headers: {
                     /** @description bytes in this response body */
@@ -1677,9 +1703,11 @@ export interface operations {
                 };
                 content: {
                     "application/zip": string;
+                    "application/x-tar": string;
+                    "application/gzip": string;
                 };
             };
-            /** @description the requested byte range of the ZIP */
+            /** @description the requested byte range of the archive */
             206: {
                 headers: {
                     /** @description bytes in this response body */
@@ -1698,6 +1726,8 @@ export interface operations {
                 };
                 content: {
                     "application/zip": string;
+                    "application/x-tar": string;
+                    "application/gzip": string;
                 };
             };
             /** @description not modified (If-None-Match matched) */

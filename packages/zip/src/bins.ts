@@ -1,4 +1,5 @@
-import { ZipSizer, zipSize } from './layout';
+import { deflateBound, ZipSizer, zipSize } from './layout';
+import { TarSizer } from './tar-layout';
 
 export type SplitStrategy = 'preserve-order' | 'ffd';
 
@@ -24,6 +25,67 @@ export interface BinOptions {
   allowOversize: boolean;
   /** Every entry WinZip AES-256 encrypted (28 bytes of data and 11 of extra field per header more). */
   aes?: boolean;
+  /** The archives are tars, or tars gzipped whole (capped by the most gzip can write for the tar). */
+  format?: 'zip' | 'tar' | 'tar.gz';
+}
+
+/** zlib's gzip framing: a 10-byte header and an 8-byte trailer around the raw deflate. */
+const GZIP_FRAMING = 18;
+
+/** The most bytes a gzip of `tarSize` bytes can be (zlib's deflateBound with its gzip wrapper). */
+export function gzipBound(tarSize: number): number {
+  return deflateBound(tarSize) + GZIP_FRAMING;
+}
+
+/** Exact size of a tar of these entries; with `gzip`, the most its gzip can be. */
+export function tarArchiveSize(entries: readonly { name: string; size: number }[], gzip = false): number {
+  const sizer = new TarSizer();
+  for (const e of entries) sizer.add(e.name, e.size);
+  return gzip ? gzipBound(sizer.total()) : sizer.total();
+}
+
+/** A tar's sizer seen as ZipSizer's interface, its totals the format's cap measure. */
+class TarBinSizer {
+  private readonly tar = new TarSizer();
+  constructor(private readonly gzip: boolean) {}
+  add(f: BinInput): void {
+    this.tar.add(f.name, f.size);
+  }
+  totalWith(f: BinInput): number {
+    const size = this.tar.totalWith(f.name, f.size);
+    return this.gzip ? gzipBound(size) : size;
+  }
+  total(): number {
+    return this.gzip ? gzipBound(this.tar.total()) : this.tar.total();
+  }
+}
+
+/** Bins of tars: their sizes do not depend on order, so first fit decreasing needs no ZIP64 recount. */
+function packTarBins(files: readonly BinInput[], options: BinOptions, gzip: boolean): BinPacking {
+  const alone = (f: BinInput) => tarArchiveSize([f], gzip);
+  for (const f of files) {
+    if (alone(f) > options.maxZipSize && !options.allowOversize) {
+      return { ok: false, index: f.index, error: `file is larger than max_zip_size_bytes allows: its archive alone would be ${alone(f)} bytes, over ${options.maxZipSize} (allow_oversize_zips is false)` };
+    }
+  }
+  const order = options.strategy === 'ffd' ? [...files].sort((a, b) => b.size - a.size || a.index - b.index) : files;
+  const bins: { files: BinInput[]; sizer: TarBinSizer; oversize: boolean }[] = [];
+  for (const f of order) {
+    const oversize = alone(f) > options.maxZipSize;
+    const target = oversize ? undefined : options.strategy === 'ffd' ? bins.find((b) => !b.oversize && b.sizer.totalWith(f) <= options.maxZipSize) : bins.at(-1);
+    if (target && !target.oversize && target.sizer.totalWith(f) <= options.maxZipSize) {
+      target.files.push(f);
+      target.sizer.add(f);
+      continue;
+    }
+    const sizer = new TarBinSizer(gzip);
+    sizer.add(f);
+    bins.push({ files: [f], sizer, oversize });
+  }
+  return {
+    ok: true,
+    bins: bins.map((b) => ({ indexes: b.files.map((f) => f.index).sort((x, y) => x - y), size: b.sizer.total(), oversize: b.oversize })),
+  };
 }
 
 interface OpenBin {
@@ -36,6 +98,7 @@ interface OpenBin {
  * even alone takes a bin of its own when oversize is allowed, else packing fails on it.
  */
 export function packBins(files: readonly BinInput[], options: BinOptions): BinPacking {
+  if (options.format === 'tar' || options.format === 'tar.gz') return packTarBins(files, options, options.format === 'tar.gz');
   const aes = options.aes === true;
   const alone = (f: BinInput) => zipSize([{ name: f.name, size: f.size }], { aes })!;
   for (const f of files) {

@@ -1,7 +1,7 @@
 export { crc32, crc32Combine } from './crc32';
 export { dosTime, type DosTime } from './format';
 export { deflateBound, layoutOfFiles, planZip, renderSegment, sliceRange, zipSize, ZipSizer, type PlacedEntry, type Segment, type SegmentSlice, type ZipEntryInput, type ZipLayout } from './layout';
-export { packBins, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
+export { gzipBound, packBins, tarArchiveSize, type Bin, type BinInput, type BinOptions, type BinPacking, type SplitStrategy } from './bins';
 export { newZipOutput, ENTRY_OPTIONS } from './entry-options';
 export type { EntryOptions, ZipOutput } from './zip-output';
 export { ZipWriter, type BlockChecker } from './zip-writer';
@@ -11,3 +11,6 @@ export { AES_EXTRA, AES_MAC, AES_METHOD, AES_OVERHEAD, AesCtr, EntryMac, entrySa
 export { aesKeyDerivations, AesKeyStore, type AesKeys } from './aes-keys';
 export { MAX_UPLOAD_PARTS, partOf, planPackSegments, type PackSegment, type PackSegmentPlan } from './pack-segments';
 export { planServerCopy, S3_PART_LIMITS, uploadedBytes, type PartLimits, type PlannedPart } from './server-copy-plan';
+export { planTar, TarSizer } from './tar-layout';
+export { tarHeader, tarEntryLength, tarPadding, TAR_BLOCK, TAR_END_LENGTH, USTAR_MAX_SIZE } from './tar-format';
+export { TarOutput } from './tar-output';

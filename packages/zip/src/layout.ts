@@ -15,6 +15,7 @@ import {
   type EntryRecord,
 } from './format';
 import { AES_MAC, AES_SALT, AES_VERIFIER, type ZipEncryption } from './aes';
+import { planTar, renderTarSegment } from './tar-layout';
 
 export interface ZipEntryInput {
   /** The entry's path inside the ZIP (already sanitised and de-duplicated). */
@@ -45,6 +46,8 @@ export type Segment =
   | { kind: 'mac'; start: number; length: number; entry: number }
   | { kind: 'descriptor'; start: number; length: number; entry: number }
   | { kind: 'central'; start: number; length: number; entry: number }
+  /** A tar's zeros after a body, up to its 512-byte block (tar-layout.ts). */
+  | { kind: 'padding'; start: number; length: number; entry: number }
   | { kind: 'end'; start: number; length: number };
 
 export interface ZipLayout {
@@ -56,6 +59,8 @@ export interface ZipLayout {
   time: DosTime;
   /** Every entry is WinZip AES-256 encrypted with this (null: a plain ZIP). */
   encryption: ZipEncryption | null;
+  /** Set when the archive is a tar (tar-layout.ts), not a ZIP: its entries' mtime in seconds. */
+  tar?: { mtime: number };
 }
 
 /** Exact byte length of a ZIP of these entries, in this order; null if a size is unknown. */
@@ -158,11 +163,9 @@ export function planZip(entries: readonly { name: string; size: number }[], opti
 }
 
 /** The layout of a bin whose files all have their entry name and size (as its file rows hold them). */
-export function layoutOfFiles(files: readonly { entryName: string | null; size: bigint | number | null }[], mtime: Date, encryption: ZipEncryption | null = null): ZipLayout {
-  return planZip(
-    files.map((f) => ({ name: f.entryName!, size: Number(f.size) })),
-    { mtime, encryption },
-  );
+export function layoutOfFiles(files: readonly { entryName: string | null; size: bigint | number | null }[], mtime: Date, encryption: ZipEncryption | null = null, format: 'zip' | 'tar' = 'zip'): ZipLayout {
+  const entries = files.map((f) => ({ name: f.entryName!, size: Number(f.size) }));
+  return format === 'tar' ? planTar(entries, { mtime }) : planZip(entries, { mtime, encryption });
 }
 
 /**
@@ -171,6 +174,7 @@ export function layoutOfFiles(files: readonly { entryName: string | null; size: 
  * `macOf` only for `mac` segments.
  */
 export function renderSegment(layout: ZipLayout, segment: Segment, crcOf: (entry: number) => number, macOf?: (entry: number) => Buffer): Buffer {
+  if (layout.tar) return renderTarSegment({ entries: layout.entries, tar: layout.tar }, segment);
   const crc = (entry: number) => (layout.encryption ? 0 : crcOf(entry));
   switch (segment.kind) {
     case 'header': {
@@ -188,6 +192,8 @@ export function renderSegment(layout: ZipLayout, segment: Segment, crcOf: (entry
       return endRecords(layout.entries.length, layout.centralSize, layout.centralOffset);
     case 'data':
       throw new TypeError('data segments are bodies: they come from the input, not the layout');
+    case 'padding':
+      throw new TypeError('a ZIP has no padding segments');
   }
 }
 

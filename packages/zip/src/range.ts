@@ -37,7 +37,9 @@ export function planRange(layout: ZipLayout, start: number, end: number, known: 
 }
 
 /** The plan of the bytes these slices cover (from `sliceRange`). */
-export function planSlices(layout: ZipLayout, slices: readonly SegmentSlice[], known: KnownCrcs): RangePlan {
+export function planSlices(layout: ZipLayout, slices: readonly SegmentSlice[], knownCrcs: KnownCrcs): RangePlan {
+  // A tar holds no CRC: no range of it needs one, upfront or on the way.
+  const known: KnownCrcs = layout.tar ? { has: () => true, checkpoint: () => null } : knownCrcs;
   const upfront = crcsNeededUpfront(layout, slices, (e) => known.has(e)).map((entry) => ({
     entry,
     from: crcStart(layout.entries[entry]!.size, known.checkpoint(entry)),

@@ -54,10 +54,14 @@ export interface FleetOptions {
   queues?: EventQueues;
 }
 
-/** Whether a bin's bytes can be cut: plain stored entries only (docs/segments.md#what-is-segmented). */
+/**
+ * Whether a bin's bytes can be cut: plain stored ZIP entries only (docs/segments.md#what-is-segmented).
+ * A tar, or an archive ending with a manifest, is packed whole by one packer for now (no segments,
+ * no server-side assembly).
+ */
 function cuttable(zip: BinWithJob): boolean {
   const job = zip.job;
-  return job.compression !== 'deflate' && job.encryptionMethod === null;
+  return job.compression !== 'deflate' && job.encryptionMethod === null && (job.format ?? 'zip') === 'zip' && !job.manifest;
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { Processor } from 'bullmq';
 import { UnrecoverableError, WaitingError } from 'bullmq';
-import { PLANS } from '@ap/contract';
+import { archiveFormatOf, PLANS } from '@ap/contract';
 import {
   binFilesWithAccess,
   binProgress,
   CANCELLED_BY_FAIL_FAST,
   deflateLevelOf,
+  gzipLevelOf,
   DESTINATION_ACCESS_DENIED,
   destinationBlocked,
   isAccessRefusal,
@@ -14,7 +15,7 @@ import {
   storedQuotaExceeded,
   zipEncryptionOf,
 } from '@ap/jobs';
-import { binWithJob, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
+import { binWithJob, failedFiles, markBinCompleted, markBinFailed, recordEntries, recordFileErrors } from '@ap/db';
 import { wordedError } from '@ap/fetch';
 import type { PackPayload } from '@ap/queue';
 import { metrics, type ServiceContext } from '@ap/service-kit';
@@ -110,7 +111,8 @@ async function abortCancelledUpload(ctx: ServiceContext, payload: PackPayload): 
 /** Inside S3 where the destination's source reaches every object (docs/private-sources.md#server-side-assembly), else through the packer. */
 async function packIntoTarget(ctx: ServiceContext, target: { store: ServiceContext['store']; destination: boolean }, bin: BinToPack, destinationSourceId: string | null, run: { signal: AbortSignal; progress: ProgressReport }) {
   const copy = { ...bin, destinationSourceId: target.destination ? destinationSourceId : null };
-  const assembled = await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
+  // Server-side assembly lays out ZIPs only: a tar is packed by this packer (docs/archive-options.md#formats-and-contents).
+  const assembled = (bin.format ?? 'zip') !== 'zip' || bin.manifest ? null : await assembleInStore({ store: target.store, log: ctx.log }, copy, serverCopySettings(ctx.config), { ...run, onCopied: (n) => metrics.bytesCopiedServerSideTotal.inc(n), onRead: countRead });
   return assembled ?? packBinIntoStore({ ...ctx, store: target.store }, bin, packTuning(ctx.config), run);
 }
 
@@ -191,6 +193,10 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
       files,
       encryption: zipEncryptionOf(job, zip.sequence, ctx.secrets.open),
       deflateLevel: deflateLevelOf(job),
+      format: archiveFormatOf(job.format),
+      gzipLevel: gzipLevelOf(job),
+      // The first archive also lists the URLs left out while preparing.
+      manifest: job.manifest ? { leftOut: zip.sequence === 1 ? (await failedFiles(db, job.id)).filter((f) => f.zipId === null).map((f) => ({ url: f.url, error: f.error! })) : [] } : null,
       recordedUpload: { id: zip.uploadId, layout: zip.uploadLayout, mayBeInUse: zip.status === 'processing' },
     };
     const packed = await packIntoTarget(ctx, target, bin, zip.job.destinationSourceId, { signal: held.signal, progress }).finally(() => progress.stop());

@@ -1,18 +1,21 @@
 import type { Processor } from 'bullmq';
-import { ARCHIVE_TOO_LARGE, archiveBytes, dedupeEntryNames, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
+import { ARCHIVE_EXTENSIONS, ARCHIVE_TOO_LARGE, archiveBytes, archiveFormatOf, dedupeEntryNames, MANIFEST_HEADER_BYTES, manifestRowBound, entryNameOf, filesPerJob, isPlanName, renderZipFilenames } from '@ap/contract';
 import { announceDeliveries, endJob, expandPrefixEntries, fileAccessOf, newZipId, queueBinsOf, type PrefixExpansion } from '@ap/jobs';
 import { mapLimit } from '@ap/fetch';
 import { createBins, filesToProbe, jobById, jobLeavesPreparing, markJobEnqueued, recordProbedFiles, splitStrategyOf, touchPreparingJob, type DbTx, type JobRow, type ProbedFileRecord } from '@ap/db';
 import type { PreparePayload, WorkQueues } from '@ap/queue';
 import type { ServiceContext } from '@ap/service-kit';
-import { deflateBound, packBins, zipSize } from '@ap/zip';
+import { deflateBound, packBins, tarArchiveSize, zipSize } from '@ap/zip';
 
 /** How often a long probe run touches the job, so the reconciler sees it is alive. */
 const HEARTBEAT_MS = 20_000;
 const PREPARE_TIMEOUT_ERROR = 'preparing took too long';
 
-/** What preparing keeps of each file until the layout is written: its probe, not its URL or access. */
-type ProbedFile = ProbedFileRecord;
+/**
+ * What preparing keeps of each file until the layout is written: its probe, not its access, nor
+ * its URL unless the job has a manifest (whose rows, URL included, the layout must make room for).
+ */
+type ProbedFile = ProbedFileRecord & { manifestUrl: string | null };
 
 interface Bin {
   positions: number[];
@@ -66,15 +69,15 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
       const access = await fileAccessOf(db, ctx.secrets, job.id, rows);
       const page = await mapLimit(rows, ctx.config.PROBE_CONCURRENCY, async (row): Promise<ProbedFile> => {
         const fromListing = listed.get(row.position);
-        if (fromListing) return { ...blank(row), ...fromListing, entryName: entryNameOf(row, { finalUrl: row.url }) };
+        if (fromListing) return { ...blank(row, job.manifest), ...fromListing, entryName: entryNameOf(row, { finalUrl: row.url }) };
         const prefixError = failedPrefixes.get(row.position);
-        if (prefixError !== undefined) return { ...blank(row), error: prefixError };
+        if (prefixError !== undefined) return { ...blank(row, job.manifest), error: prefixError };
         const fileAccess = access.get(row.position);
         const result = await fetcher.probe(row.url, fileAccess ? { access: fileAccess, signal: deadline } : { signal: deadline });
-        if (!result.ok) return { ...blank(row), error: deadline.aborted ? PREPARE_TIMEOUT_ERROR : result.error };
+        if (!result.ok) return { ...blank(row, job.manifest), error: deadline.aborted ? PREPARE_TIMEOUT_ERROR : result.error };
         const sizeUnknown = result.size === null && split;
         return {
-          ...blank(row),
+          ...blank(row, job.manifest),
           size: result.size,
           etag: result.etag ?? null,
           lastModified: result.lastModified ?? null,
@@ -99,7 +102,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
   if (deadline.aborted) layout = { ok: false, error: PREPARE_TIMEOUT_ERROR };
   else if (usable.length === 0) layout = { ok: false, error: 'none of the URLs could be fetched' };
   else if (failed > 0 && job.failOnUrlError) layout = { ok: false, error: `${failed} of ${probed.length} URLs could not be fetched` };
-  else layout = withinArchiveLimit(computeLayout(usable, job), job, await planOf(ctx, job));
+  else layout = withinArchiveLimit(computeLayout(usable, job, probed.filter((f) => f.error !== null)), job, await planOf(ctx, job));
 
   if (!layout.ok) {
     const failure = layout;
@@ -123,7 +126,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
     return;
   }
 
-  const names = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: layout.bins.length });
+  const names = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: layout.bins.length, extension: ARCHIVE_EXTENSIONS[archiveFormatOf(job.format)] });
   if (!names.ok) throw new Error(`zip_filename no longer renders: ${names.message}`); // validated at create time
   const stream = job.mode === 'stream';
   const byPosition = new Map(probed.map((f) => [f.position, f]));
@@ -190,29 +193,41 @@ function withinArchiveLimit(layout: Layout, job: Pick<JobRow, 'mode' | 'compress
   return layout.bins.some((b) => b.size !== null && b.size > limit) ? { ok: false, error: ARCHIVE_TOO_LARGE } : layout;
 }
 
-function blank(row: { position: number }): ProbedFile {
-  return { position: row.position, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null };
+function blank(row: { position: number; url: string }, manifest: boolean): ProbedFile {
+  return { position: row.position, size: null, etag: null, lastModified: null, entryName: null, error: null, zipId: null, manifestUrl: manifest ? row.url : null };
 }
+
+/** Headers, descriptor, central record and deflate or gzip framing of manifest.csv's own entry, at most. */
+const MANIFEST_ENTRY_RESERVE = 4096;
 
 function computeLayout(
   usable: ProbedFile[],
-  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod'>,
+  job: Pick<JobRow, 'maxZipSizeBytes' | 'splitStrategy' | 'allowOversizeZips' | 'compression' | 'encryptionMethod' | 'format' | 'manifest'>,
+  leftOut: readonly ProbedFile[] = [],
 ): Layout {
   const aes = job.encryptionMethod !== null;
+  const format = archiveFormatOf(job.format);
   if (job.maxZipSizeBytes === null) {
-    const size = zipSize(usable.map((f) => ({ name: f.entryName!, size: f.size })), { aes });
+    const entries = usable.map((f) => ({ name: f.entryName!, size: f.size }));
+    // A tar.gz's size is learned when packed; its prediction is the most gzip can write.
+    const size = format === 'zip' ? zipSize(entries, { aes }) : entries.some((e) => e.size === null) ? null : tarArchiveSize(entries as { name: string; size: number }[], format === 'tar.gz');
     return { ok: true, bins: [{ positions: usable.map((f) => f.position), size }] };
   }
   // A deflate bin is laid out by the most its entries can deflate to, so its cap holds
   // whatever the data; its planned size is that bound, its final size is learned when packed.
   const deflate = job.compression === 'deflate';
+  // A manifest's room: each file carries its row's most bytes, and every bin the manifest's
+  // entry, header line and the rows of URLs left out while preparing (listed by the first).
+  const rowBound = (f: ProbedFile) => (job.manifest ? manifestRowBound(f.entryName!, f.manifestUrl!) : 0);
+  const reserve = job.manifest ? MANIFEST_ENTRY_RESERVE + MANIFEST_HEADER_BYTES + leftOut.reduce((n, f) => n + manifestRowBound('', f.manifestUrl!), 0) : 0;
   const packed = packBins(
-    usable.map((f) => ({ index: f.position, name: f.entryName!, size: deflate ? deflateBound(f.size!) : f.size! })),
+    usable.map((f) => ({ index: f.position, name: f.entryName!, size: (deflate ? deflateBound(f.size!) : f.size!) + rowBound(f) })),
     {
-      maxZipSize: Number(job.maxZipSizeBytes),
+      maxZipSize: Number(job.maxZipSizeBytes) - reserve,
       strategy: splitStrategyOf(job),
       allowOversize: job.allowOversizeZips,
       aes,
+      format,
     },
   );
   if (!packed.ok) return { ok: false, error: packed.error, position: packed.index };

@@ -89,7 +89,10 @@ function operationOf(route: RouteDoc, components: Record<string, JsonSchema>): J
   for (const [status, r] of Object.entries(route.responses)) {
     const response: JsonSchema = { description: r.description };
     if (r.schema) response.content = { 'application/json': { schema: jsonSchemaOf(r.schema, 'output', components) } };
-    else if (r.raw) response.content = { [r.raw.mediaType]: { schema: r.raw.format ? { type: 'string', format: r.raw.format } : {} } };
+    else if (r.raw) {
+      const raw = r.raw;
+      response.content = Object.fromEntries([raw.mediaType, ...(raw.alsoMediaTypes ?? [])].map((type) => [type, { schema: raw.format ? { type: 'string', format: raw.format } : {} }]));
+    }
     if (r.headers) response.headers = Object.fromEntries(Object.entries(r.headers).map(([n, h]) => [n, { description: h.description, schema: h.schema ?? { type: 'string' } }]));
     responses[status] = response;
   }

@@ -18,7 +18,8 @@ export interface ResponseDoc {
   /** JSON body schema (zod). */
   schema?: z.ZodType;
   /** A non-JSON body: its media type and a JSON schema of it (e.g. binary). */
-  raw?: { mediaType: string; format?: 'binary' };
+  /** A body that is not JSON: its media type (and others it may have instead, e.g. per archive format). */
+  raw?: { mediaType: string; alsoMediaTypes?: string[]; format?: 'binary' };
   headers?: Record<string, HeaderDoc>;
 }
 

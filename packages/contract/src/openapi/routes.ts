@@ -90,10 +90,10 @@ export const API_ROUTES: readonly RouteDoc[] = [
       'If-None-Match': { description: 'an ETag; 304 when it matches and no range is asked for' },
     },
     responses: {
-      200: { description: 'the whole ZIP', raw: { mediaType: 'application/zip', format: 'binary' }, headers: ZIP_HEADERS },
+      200: { description: 'the whole archive (application/zip, application/x-tar or application/gzip by the job\'s format)', raw: { mediaType: 'application/zip', alsoMediaTypes: ['application/x-tar', 'application/gzip'], format: 'binary' }, headers: ZIP_HEADERS },
       206: {
-        description: 'the requested byte range of the ZIP',
-        raw: { mediaType: 'application/zip', format: 'binary' },
+        description: 'the requested byte range of the archive',
+        raw: { mediaType: 'application/zip', alsoMediaTypes: ['application/x-tar', 'application/gzip'], format: 'binary' },
         headers: { ...ZIP_HEADERS, 'Content-Range': { description: '`bytes start-end/size`' } },
       },
       304: { description: 'not modified (If-None-Match matched)' },

@@ -110,6 +110,10 @@ export function JobPage(props: { id: string }) {
               <dt>Expires</dt>
               <dd>{formatDate(job.expires_at)}</dd>
             </div>
+            <div>
+              <dt>Format</dt>
+              <dd>{job.format === 'tar.gz' ? `tar.gz (gzip level ${job.compression_level ?? 6})` : job.format}</dd>
+            </div>
             {job.compression && (
               <div>
                 <dt>Compression</dt>

@@ -20,6 +20,8 @@ const FIELD_OF: Record<string, string> = {
   compression: 'compression',
   compression_level: 'compression',
   encryption: 'password',
+  format: 'format',
+  manifest: 'format',
 };
 /** The archive password's length in characters (code points, as the API counts). */
 const PASSWORD_CHARS = { min: 8, max: 128 };
@@ -34,6 +36,8 @@ export function NewJobPage() {
   const [deflate, setDeflate] = useState(false);
   const [level, setLevel] = useState(6);
   const [password, setPassword] = useState('');
+  const [format, setFormat] = useState<'zip' | 'tar' | 'tar.gz'>('zip');
+  const [manifest, setManifest] = useState(false);
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [busy, setBusy] = useState(false);
   const [sources, setSources] = useState<Source[]>([]);
@@ -62,8 +66,12 @@ export function NewJobPage() {
       if (!m || !source) return setErrors({ destination: ['enter s3://bucket or s3://bucket/prefix, and choose the source that writes it'] });
       body.destination = { source, bucket: m[1]!, ...(m[2] ? { prefix: m[2] } : {}) };
     }
-    // Deflate is for stored jobs only (a stream ZIP's size is known before its files are read).
-    if (deflate && mode === 'stored') Object.assign(body, { compression: 'deflate', compression_level: level });
+    // Deflate is for stored ZIPs only (a stream ZIP's size is known before its files are read);
+    // a tar.gz (stored only) is gzipped whole at the chosen level.
+    if (format !== 'zip') body.format = format;
+    if (format === 'tar.gz') body.compression_level = level;
+    else if (deflate && mode === 'stored' && format === 'zip') Object.assign(body, { compression: 'deflate', compression_level: level });
+    if (manifest && mode === 'stored') body.manifest = true;
     if (password !== '') {
       const chars = [...password].length;
       if (chars < PASSWORD_CHARS.min || chars > PASSWORD_CHARS.max) {
@@ -176,6 +184,22 @@ export function NewJobPage() {
           <FieldError id="mode-error" messages={errors.mode} />
         </fieldset>
         <fieldset class="field">
+          <legend>Format</legend>
+          <label for="format">Archive format</label>
+          <select id="format" name="format" value={format} onChange={(e) => setFormat(e.currentTarget.value as 'zip' | 'tar' | 'tar.gz')}>
+            <option value="zip">ZIP</option>
+            <option value="tar">tar (both modes)</option>
+            <option value="tar.gz" disabled={mode !== 'stored'}>
+              tar.gz (stored mode only; the level below)
+            </option>
+          </select>
+          <label class="check">
+            <input type="checkbox" name="manifest" checked={manifest} disabled={mode !== 'stored'} onChange={(e) => setManifest(e.currentTarget.checked)} />
+            Add manifest.csv: each file's name, size, SHA-256 and URL, and each URL left out (stored mode only)
+          </label>
+          <FieldError id="format-error" messages={errors.format} />
+        </fieldset>
+        <fieldset class="field">
           <legend>Compression</legend>
           <label class="check">
             <input type="radio" name="compression" value="store" checked={!deflate} onChange={() => setDeflate(false)} />
@@ -185,9 +209,9 @@ export function NewJobPage() {
             <input type="radio" name="compression" value="deflate" checked={deflate} disabled={mode !== 'stored'} onChange={() => setDeflate(true)} />
             Deflate: smaller ZIPs of text and other compressible files (stored mode only)
           </label>
-          {deflate && (
+          {(deflate || format === 'tar.gz') && (
             <>
-              <label for="level">Deflate level</label>
+              <label for="level">{format === 'tar.gz' ? 'gzip level' : 'Deflate level'}</label>
               <select id="level" name="level" value={String(level)} onChange={(e) => setLevel(Number(e.currentTarget.value))}>
                 {LEVELS.map((n) => (
                   <option key={n} value={String(n)}>

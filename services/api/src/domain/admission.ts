@@ -3,7 +3,7 @@
 // s3:// files, the single ZIP's name, and the sealing of request headers and the archive
 // password (under the job's id, so the id is chosen here).
 import { randomUUID } from 'node:crypto';
-import { ApiError, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEntry, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
+import { ApiError, ARCHIVE_EXTENSIONS, checkArchiveLimit, checkPlanLimits, headerNamesOf, isPrefixEntry, renderZipFilenames, type JobCreateRequest } from '@ap/contract';
 import type { Db, Plan } from '@ap/db';
 import { archiveOptionColumns, fileHeadersPlace, needsPreparing, STORED_QUOTA_USED_UP, storedQuotaExceeded, type NewJob } from '@ap/jobs';
 import type { SecretBox } from '@ap/secrets';
@@ -17,6 +17,8 @@ export interface AdmissionDeps {
 
 /** A job create request admitted for this user, as the plain new job createJob writes; else the ApiError saying why not. */
 export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Plan; overageEnabled: boolean }, body: JobCreateRequest): Promise<NewJob> {
+  // Folder entries are not written yet (docs/archive-options.md#formats-and-contents): refused, never ignored.
+  if (body.folders && body.folders.length > 0) throw new ApiError('INVALID_REQUEST', 'folders: empty folder entries are not supported yet by this server');
   const archiveProblem = checkArchiveLimit(user.plan, body.mode, body.max_zip_size_bytes ?? null);
   if (archiveProblem) throw new ApiError('INVALID_REQUEST', archiveProblem);
   const files = await filesWithSources(deps.db, user.id, body.files);
@@ -33,7 +35,7 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
   let singleZipFilename: string | null = null;
   if (!needsPreparing({ mode: body.mode, maxZipSizeBytes, prefixEntries: files.filter(isPrefixEntry).length })) {
     // Templates know the job's id and date; a split or stream job's names are rendered once its bins are known.
-    const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1 });
+    const rendered = renderZipFilenames({ template: body.zip_filename ?? null, jobId: id, createdAt, total: 1, extension: ARCHIVE_EXTENSIONS[body.format] });
     if (!rendered.ok) throw new ApiError('INVALID_REQUEST', rendered.message);
     singleZipFilename = rendered.names[0]!;
   }
@@ -62,6 +64,9 @@ export async function admitJob(deps: AdmissionDeps, user: { id: string; plan: Pl
       compression: body.compression,
       compressionLevel: body.compression_level ?? null,
       encryption: encryption ? { method: encryption.method, seal: (place) => deps.secrets.seal(encryption.password, place) } : null,
+      format: body.format,
+      folders: body.folders ?? null,
+      manifest: body.manifest,
     }),
   };
 }

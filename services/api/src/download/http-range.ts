@@ -17,6 +17,8 @@ export interface ZipHead {
   /** Strong ETag, quoted. */
   etag: string | null;
   lastModified: Date | null;
+  /** The archive's Content-Type (per format); default application/zip. */
+  contentType?: string;
 }
 
 /** RFC 6266 / RFC 5987: an ASCII fallback plus the exact UTF-8 name. */
@@ -55,7 +57,7 @@ export function resolveRange(req: Request, size: number, etag: string, lastModif
  * 'answered' when the response (416, 304) is already complete.
  */
 export function answerRange(req: Request, res: Response, zip: ZipHead): { span: ByteSpan | null } | 'answered' {
-  res.set({ 'Content-Type': 'application/zip', 'Content-Disposition': contentDisposition(zip.filename), 'Cache-Control': 'private, no-transform' });
+  res.set({ 'Content-Type': zip.contentType ?? 'application/zip', 'Content-Disposition': contentDisposition(zip.filename), 'Cache-Control': 'private, no-transform' });
   const { size, etag, lastModified } = zip;
   if (size === null || etag === null || lastModified === null) {
     res.status(200);

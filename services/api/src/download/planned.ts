@@ -3,7 +3,7 @@
 // fetching only the input bytes inside it plus the CRC-32s the headers in it need.
 import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, PLANS } from '@ap/contract';
+import { ApiError, archiveFormatOf, PLANS } from '@ap/contract';
 import type { BinFileRow, Db, DownloadBin } from '@ap/db';
 import { findFetchError, type Fetcher, type FileAccess } from '@ap/fetch';
 import { binFilesWithAccess, monthStart, streamQuotaExceeded, zipEncryptionOf } from '@ap/jobs';
@@ -11,7 +11,7 @@ import type { SecretBox } from '@ap/secrets';
 import type { Logger } from '@ap/log';
 import { metrics } from '@ap/service-kit';
 import { CrcStore, CrcWork, LAYOUT_READER_DEFAULTS, LayoutReader, layoutInputsOf, writeArchive, type CrcWorkOptions, type LayoutReaderOptions } from '@ap/archive';
-import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, type BlockChecker, type ZipEncryption, type ZipLayout } from '@ap/zip';
+import { layoutOfFiles, newZipOutput, sliceRange, streamEtag, TarOutput, type BlockChecker, type ZipEncryption, type ZipLayout } from '@ap/zip';
 import { BatchedWriter } from './batched-writer';
 import { createDurableWriter } from './durable-usage';
 import { whenAborted, type ByteSpan } from './http-range';
@@ -57,10 +57,12 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
     const usage = { zipId: bin.id, jobId: bin.jobId, userId: job.user.id };
     const encryption = zipEncryptionOf({ ...job, userId: job.user.id }, bin.sequence, deps.secrets.open, rows.map((r) => r.aesGeneration ?? 0));
     const mtime = job.createdAt;
-    if (bin.size === null || rows.some((r) => r.size === null)) return unknownSizeZip(bin, rows, { mtime, usage, archiveLimit: PLANS[job.user.plan].streamArchiveBytes, encryption });
+    // A stream tar (no tar.gz in stream mode) is laid out and served as a ZIP is, without CRCs.
+    const tar = archiveFormatOf(job.format) !== 'zip';
+    if (bin.size === null || rows.some((r) => r.size === null)) return unknownSizeZip(bin, rows, { mtime, usage, archiveLimit: PLANS[job.user.plan].streamArchiveBytes, encryption, tar });
     // No closure made here holds `rows`: a download of a 20,000-file ZIP keeps its layout and
     // inputs, not the rows besides (docs/operations.md#memory-per-process).
-    const layout = layoutOfFiles(rows, mtime, encryption);
+    const layout = layoutOfFiles(rows, mtime, encryption, tar ? 'tar' : 'zip');
     if (layout.totalSize !== Number(bin.size)) throw new Error(`stream zip ${bin.id}: layout ${layout.totalSize} != recorded ${bin.size}`);
     const recorded = layoutInputsOf(rows);
     return {
@@ -119,7 +121,7 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
     };
   }
 
-  function unknownSizeZip(bin: DownloadBin, rows: BinFileRow[], ctx: { mtime: Date; usage: UsageOf; archiveLimit: number; encryption: ZipEncryption | null }): ServableZip {
+  function unknownSizeZip(bin: DownloadBin, rows: BinFileRow[], ctx: { mtime: Date; usage: UsageOf; archiveLimit: number; encryption: ZipEncryption | null; tar: boolean }): ServableZip {
     return {
       head: { filename: bin.filename, size: null, etag: null, lastModified: null },
       open: async (_span, ended) => ({ writeTo: (res) => writeUnknownSize(res, rows, { ...ctx, ended }) }),
@@ -130,11 +132,11 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
   async function writeUnknownSize(
     res: Response,
     rows: (BinFileRow & { access?: FileAccess })[],
-    ctx: { mtime: Date; usage: UsageOf; /** The plan's per-archive limit: a body of unknown length ends the download there. */ archiveLimit: number; encryption: ZipEncryption | null; ended: AbortSignal },
+    ctx: { mtime: Date; usage: UsageOf; /** The plan's per-archive limit: a body of unknown length ends the download there. */ archiveLimit: number; encryption: ZipEncryption | null; ended: AbortSignal; tar: boolean },
   ): Promise<void> {
     const abort = new AbortController();
     whenAborted(ctx.ended, () => abort.abort(ctx.ended.reason));
-    const zipfile = newZipOutput(ctx.encryption, ctx.encryption && blockChecker(crcStore, ctx.usage.jobId, rows, ctx.encryption));
+    const zipfile = ctx.tar ? new TarOutput(ctx.mtime) : newZipOutput(ctx.encryption, ctx.encryption && blockChecker(crcStore, ctx.usage.jobId, rows, ctx.encryption));
     let sent = 0;
     zipfile.outputStream.on('data', (c: Buffer) => {
       sent += c.length;
@@ -152,6 +154,7 @@ export function plannedZips(deps: PlannedZipDeps, options: PlannedZipOptions = {
           archiveLimit: ctx.archiveLimit,
           signal: abort.signal,
           onBrokenBody: async () => undefined,
+          tar: ctx.tar,
           ...(opts.fetchAhead ? { fetchAhead: opts.fetchAhead } : {}),
         },
       );

@@ -1,7 +1,7 @@
 // GET /download/:token: the signed token names a bin, read once; the route picks the ZIP's
 // servable form (stored object or planned stream), answers the head and ranges, then sends.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { ApiError } from '@ap/contract';
+import { ApiError, ARCHIVE_CONTENT_TYPES, archiveFormatOf } from '@ap/contract';
 import { binForDownload, type Db, type DownloadBin } from '@ap/db';
 import type { Logger } from '@ap/log';
 import { verifyDownloadToken } from '@ap/tokens';
@@ -78,7 +78,7 @@ export function downloadRouter(deps: DownloadDeps): Router {
     if (ended.aborted) return;
 
     if (deps.onDownloadEnd) meterDownload(req, res, { zipId: bin.id, jobId: bin.jobId }, deps.onDownloadEnd);
-    const answer = answerRange(req, res, zip.head);
+    const answer = answerRange(req, res, { ...zip.head, contentType: ARCHIVE_CONTENT_TYPES[archiveFormatOf(bin.job.format)] });
     if (answer === 'answered') return;
     if (req.method === 'HEAD') return void res.end();
     const body = await zip.open(answer.span, ended);

@@ -1,6 +1,6 @@
 // Database rows -> the contract's job shapes (docs/api.md#job-full-form, #job-list-item, #zip-entry).
-import { hasDestination, zipLocation } from '@ap/jobs';
-import { COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type GetJobResponse, type JobListItemView, type JobView } from '@ap/contract';
+import { foldersOf, gzipLevelOf, hasDestination, zipLocation } from '@ap/jobs';
+import { ARCHIVE_EXTENSIONS, archiveFormatOf, COMPRESSION_LEVEL_DEFAULT, jobOutcome, jobProgress, renderZipFilenames, zipProgress, type GetJobResponse, type JobListItemView, type JobView } from '@ap/contract';
 import type { Response } from 'express';
 import { once } from 'node:events';
 import { splitStrategyOf, type JobFileView, type JobListRow, type JobWithBins } from '@ap/db';
@@ -50,10 +50,11 @@ export interface ViewContext {
 const num = (v: bigint | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
 
 /** Until the layout is known, the name the first ZIP will have. */
-function firstZipName(job: { id: string; zipFilename: string | null; createdAt: Date }, first: { filename: string } | undefined): string {
+function firstZipName(job: { id: string; zipFilename: string | null; createdAt: Date; format: string }, first: { filename: string } | undefined): string {
   if (first) return first.filename;
-  const rendered = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: 1 });
-  return rendered.ok ? rendered.names[0]! : `archive-${job.id}.zip`;
+  const extension = ARCHIVE_EXTENSIONS[archiveFormatOf(job.format)];
+  const rendered = renderZipFilenames({ template: job.zipFilename, jobId: job.id, createdAt: job.createdAt, total: 1, extension });
+  return rendered.ok ? rendered.names[0]! : `archive-${job.id}${extension}`;
 }
 
 export function jobListItem(job: JobListRow): JobListItemView {
@@ -73,6 +74,7 @@ export function jobListItem(job: JobListRow): JobListItemView {
     created_at: iso(job.createdAt),
     completed_at: job.completedAt ? iso(job.completedAt) : null,
     expires_at: iso(job.expiresAt),
+    format: archiveFormatOf(job.format),
     progress: jobProgress(job.status, job.zips.map((z) => zipProgress(z, job.mode === 'stream'))),
   };
 }
@@ -107,9 +109,12 @@ export function jobFull(job: FullRow, ctx: ViewContext): Omit<JobView, 'files'> 
     split_strategy: splitStrategyOf(job),
     fail_on_zip_error: job.failOnZipError,
     compression: job.compression === 'deflate' ? 'deflate' : 'store',
-    compression_level: job.compression === 'deflate' ? (job.compressionLevel ?? COMPRESSION_LEVEL_DEFAULT) : null,
+    compression_level: job.compression === 'deflate' ? (job.compressionLevel ?? COMPRESSION_LEVEL_DEFAULT) : gzipLevelOf(job),
     // The method only: the password is never read back.
     encryption: job.encryptionMethod === 'aes-256' ? { method: 'aes-256' } : null,
+    format: archiveFormatOf(job.format),
+    folders: foldersOf(job),
+    manifest: job.manifest,
     zip_count: job.zipCount,
     total_size: Number(job.totalSize),
     // docs/private-sources.md#destination-buckets: where each ZIP is in the customer's bucket.
