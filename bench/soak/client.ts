@@ -44,8 +44,10 @@ export interface Download {
 export interface DownloadResult {
   status: number;
   bytes: number;
-  /** The body arrived whole (as many bytes as Content-Length). */
+  /** The body arrived whole (as many bytes as Content-Length, or its last chunk). */
   whole: boolean;
+  /** Bytes of the response not received (hung up or cut): the server may have counted those it had handed to TCP. */
+  unsent?: number;
   etag?: string;
   contentRange?: string;
   length?: number;
@@ -75,7 +77,8 @@ export function download(
     };
     const req = http.get(url, { headers, agent: false, timeout: 60_000 }, (res) => {
       const length = res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
-      const out = file && (res.statusCode === 200 || res.statusCode === 206) ? createWriteStream(file, { flags: options.append ? 'a' : 'w' }) : null;
+      // A 200 is the whole ZIP from its first byte (a resume whose If-Range no longer matched included).
+      const out = file && (res.statusCode === 200 || res.statusCode === 206) ? createWriteStream(file, { flags: options.append && res.statusCode === 206 ? 'a' : 'w' }) : null;
       const base = { status: res.statusCode!, etag: res.headers.etag, contentRange: res.headers['content-range'], length };
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => {
@@ -92,9 +95,11 @@ export function download(
       const end = () => {
         if (ended) return;
         ended = true;
-        const whole = length !== undefined && record.bytes === length;
-        if (out) out.end(() => finish({ ...base, bytes: record.bytes, whole }));
-        else finish({ ...base, bytes: record.bytes, whole });
+        // Without a length (chunked), only a body that reached its last chunk is whole.
+        const whole = res.complete && (length === undefined || record.bytes === length);
+        const result = { ...base, bytes: record.bytes, whole, unsent: length !== undefined ? length - record.bytes : 0 };
+        if (out) out.end(() => finish(result));
+        else finish(result);
       };
       res.once('end', end);
       res.once('close', end);

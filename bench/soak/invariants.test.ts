@@ -34,11 +34,12 @@ describe('the soak invariants', () => {
   });
 
   it('usage: stream bytes within one download of the bytes received; stored GB-days equal the sum', () => {
-    const u = { user: 'u', reportedStreamBytes: 1000, receivedStreamBytes: 1100, killedInFlightBytes: 0, oneDownload: 100, reportedGbDays: 0.5, expectedGbDays: 0.5 };
+    const u = { user: 'u', reportedStreamBytes: 1000, receivedStreamBytes: 1100, killedInFlightBytes: 0, unreceivedBytes: 0, oneDownload: 100, reportedGbDays: 0.5, expectedGbDays: 0.5 };
     expect(usageMatches([u]).ok).toBe(true);
     expect(usageMatches([{ ...u, receivedStreamBytes: 1101 }]).ok).toBe(false);
     expect(usageMatches([{ ...u, receivedStreamBytes: 1300, killedInFlightBytes: 200 }]).ok).toBe(true);
     expect(usageMatches([{ ...u, reportedStreamBytes: 1201 }]).ok).toBe(false);
+    expect(usageMatches([{ ...u, reportedStreamBytes: 1250, unreceivedBytes: 50 }]).ok).toBe(true);
     expect(usageMatches([{ ...u, reportedGbDays: 0.6 }]).detail).toContain('stored_gb_days');
   });
 

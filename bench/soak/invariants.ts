@@ -93,6 +93,8 @@ export interface UsageSide {
   receivedStreamBytes: number;
   /** Bytes received by downloads in flight on an API process killed with SIGKILL (usage it held). */
   killedInFlightBytes: number;
+  /** Bytes of responses hung up on or cut before their end: the server counts what it handed to TCP, which the client may never have read. */
+  unreceivedBytes: number;
   /** The largest single stream download: the tolerance, one download in flight. */
   oneDownload: number;
   reportedGbDays: number;
@@ -103,15 +105,20 @@ export function usageMatches(users: readonly UsageSide[]): Verdict {
   const problems: string[] = [];
   let received = 0;
   let lost = 0;
+  let unread = 0;
+  let off = 0;
   for (const u of users) {
+    unread += u.unreceivedBytes;
+    off = Math.max(off, Math.abs(u.reportedStreamBytes - u.receivedStreamBytes));
     received += u.receivedStreamBytes;
     lost += u.killedInFlightBytes;
     const low = u.receivedStreamBytes - u.killedInFlightBytes - u.oneDownload;
-    const high = u.receivedStreamBytes + u.oneDownload;
-    if (u.reportedStreamBytes < low || u.reportedStreamBytes > high) problems.push(`${u.user}: stream_bytes ${u.reportedStreamBytes}, received ${u.receivedStreamBytes} (tolerance ${u.oneDownload}, SIGKILLed in flight ${u.killedInFlightBytes})`);
+    const high = u.receivedStreamBytes + u.unreceivedBytes + u.oneDownload;
+    if (u.reportedStreamBytes < low || u.reportedStreamBytes > high)
+      problems.push(`${u.user}: stream_bytes ${u.reportedStreamBytes}, received ${u.receivedStreamBytes} (one download ${u.oneDownload}, SIGKILLed in flight ${u.killedInFlightBytes}, not read of cut responses ${u.unreceivedBytes})`);
     if (Math.abs(u.reportedGbDays - u.expectedGbDays) > 1e-9 * Math.max(1, u.expectedGbDays)) problems.push(`${u.user}: stored_gb_days ${u.reportedGbDays}, completed ZIPs sum to ${u.expectedGbDays}`);
   }
-  return verdict('usage', problems, `stream bytes = received ${received} within one download each (${lost} B were in flight on APIs SIGKILLed); stored GB-days = sum over completed ZIPs`);
+  return verdict('usage', problems, `stream bytes = received ${received} B within one download (largest difference ${off} B; ${unread} B of cut responses not read, ${lost} B in flight on APIs SIGKILLed); stored GB-days = sum over completed ZIPs`);
 }
 
 export interface HookEvent {

@@ -2,7 +2,7 @@
 // several users and a seeded schedule of faults, then checked against its invariants. Its last
 // lines are the report; exit 0 only when every invariant holds.
 //   SOAK_MINUTES (20)  SOAK_SEED (random, printed)  SOAK_JOBS_PER_MINUTE (30)  SOAK_BOUND_MINUTES (5)
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -54,7 +54,7 @@ const users: SoakUser[] = [];
 const secrets = new Map<string, string[]>();
 for (const [i, plan] of (['free', 'starter', 'pro', 'scale', 'pro', 'starter'] as const).entries()) {
   const { apiKey } = await createUserWithKey(db, { email: `soak-${i}-${SEED}@example.test`, plan, overage: plan !== 'free' });
-  const user: SoakUser = { name: `user${i}-${plan}`, key: apiKey, plan, streamReceived: 0, largestStream: 0, killedInFlight: 0, hasSource: plan === 'pro' || plan === 'scale' };
+  const user: SoakUser = { name: `user${i}-${plan}`, key: apiKey, plan, streamReceived: 0, largestStream: 0, killedInFlight: 0, unreceived: 0, hasSource: plan === 'pro' || plan === 'scale' };
   users.push(user);
   await registerWebhook(user, 0);
   if (user.hasSource) {
@@ -77,6 +77,7 @@ const faultCounts = new Map<string, number>();
 let lastFaultEnd = startedAt;
 let hangUpUntil = 0;
 const inFlight = new Set<Download>();
+const killedBeforeEvent = new Set<string>();
 async function inject(f: Fault): Promise<void> {
   faultCounts.set(f.kind, (faultCounts.get(f.kind) ?? 0) + 1);
   say(`fault at ${((Date.now() - startedAt) / 1000).toFixed(0)} s: ${f.kind}${f.target ? ` ${f.target}` : ''} (${(f.durationMs / 1000).toFixed(1)} s)`);
@@ -84,7 +85,12 @@ async function inject(f: Fault): Promise<void> {
     case 'kill9':
     case 'sigterm': {
       const api = stack.instances.find((i) => i.name === f.target && i.service === 'api');
-      if (api && f.kind === 'kill9') for (const d of inFlight) if (d.api === `http://127.0.0.1:${api.port}`) d.killed = true;
+      if (api && f.kind === 'kill9') {
+        const origin_ = `http://127.0.0.1:${api.port}`;
+        for (const d of inFlight) if (d.api === origin_) d.killed = true;
+        // A download that ended a moment ago may not have written its event yet: SIGKILL loses it.
+        for (const [zipId, d] of w.downloaded) if (d.api === origin_ && d.at > Date.now() - 2_000) killedBeforeEvent.add(zipId);
+      }
       await stack.signal(f.target!, f.kind === 'kill9' ? 'SIGKILL' : 'SIGTERM');
       break;
     }
@@ -122,6 +128,12 @@ const killedTally = setInterval(() => {
   for (const d of inFlight) if (d.killed && d.tag?.stream) (d.tag.user.killedInFlight += d.bytes), (d.bytes = 0);
 }, 200);
 
+// Peak RSS of each service process over the run (the invariant holds the end's to the budget).
+const peakRss = new Map<string, number>();
+const rssSampler = setInterval(() => {
+  for (const { name, mb } of stack.rss()) if (mb > (peakRss.get(name) ?? 0)) peakRss.set(name, mb);
+}, 2_000);
+
 // --- the workload ---
 const w: Workload = {
   apis: stack.apiUrls,
@@ -133,8 +145,8 @@ const w: Workload = {
   versions: origin.versions,
   prefixObjects,
   customer,
-  counts: { downloads: 0, wholeDownloads: 0, resumed: 0, hungUp: 0, ranges: 0, verified: 0, deletes: 0, retries: 0 },
-  downloaded: new Set(),
+  counts: { rangesCut: 0, ifRangeWhole: 0, unservable: 0, downloads: 0, wholeDownloads: 0, resumed: 0, hungUp: 0, ranges: 0, verified: 0, deletes: 0, retries: 0 },
+  downloaded: new Map(),
   problems: { archives: [], ranges: [] },
 };
 const jobs: JobRecord[] = [];
@@ -161,6 +173,7 @@ say(`workload done after ${jobs.length} jobs; waiting for the faults and the job
 await faultsDone;
 await Promise.all(tasks);
 clearInterval(killedTally);
+clearInterval(rssSampler);
 
 // --- the invariants ---
 const verdicts: Verdict[] = [];
@@ -183,18 +196,26 @@ for (let token: string | undefined; ; ) {
   token = page.NextContinuationToken;
 }
 const isLive = (z: (typeof zips)[number]) => z.job.expiresAt > now;
-verdicts.push(
-  storeMatches({
+const storeVerdict = storeMatches({
     objects,
     liveKeys: new Set(zips.filter((z) => isLive(z) && z.status === 'completed' && z.objectKey && z.job.destinationSourceId === null && z.job.mode === 'stored').map((z) => z.objectKey!)),
     sweepable: new Set(zips.filter((z) => !isLive(z) && z.job.expiresAt.getTime() > now.getTime() - 30_000 && z.objectKey).map((z) => z.objectKey!)),
     openUploads: [...openUploads(path.join(runDir, 's3'), 'soak-archives'), ...openUploads(path.join(runDir, 'customer-s3'), 'exports')],
     resumableUploads: new Set(zips.filter((z) => isLive(z) && z.status === 'failed' && z.uploadId).map((z) => z.uploadId!)),
-  }),
-);
+});
+if (!storeVerdict.ok) {
+  // Whose each stray object is, as the harness saw it: the first step of finding why.
+  const strays = objects.filter((k) => storeVerdict.detail.includes(k)).map((k) => {
+    const j = jobs.find((x) => x.id && k.includes(x.id));
+    return `${k.split('/')[1]}: ${j ? `${j.spec.kind}, ${j.deleted ? 'deleted' : j.status}` : 'not the soak\'s'}`;
+  });
+  storeVerdict.detail += ` [${strays.join('; ')}]`;
+}
+verdicts.push(storeVerdict);
 
 // Webhooks: until every expected event arrived, or a minute.
 const owner = new Map(jobs.filter((j) => j.id).map((j) => [j.id!, j.user.name]));
+const owedDownloads = new Set([...w.downloaded.keys()].filter((z) => !killedBeforeEvent.has(z)));
 const ends = new Map(live.filter((j) => j.status === 'completed' || j.status === 'failed').map((j) => [j.id!, `job.${j.status}`]));
 const hookEvents = (): HookEvent[] =>
   [...secrets.keys()].flatMap((hook) =>
@@ -207,9 +228,11 @@ const hookEvents = (): HookEvent[] =>
       signatureValid: secrets.get(hook)!.some((s) => verifySignature(String(req.headers['x-signature']), s, req.raw, { now: new Date(req.at) })),
     })),
   );
-for (let i = 0; i < 60 && !webhooksMatch(hookEvents(), { owner, ends, downloads: w.downloaded }).ok; i++) await new Promise((res) => setTimeout(res, 1_000));
+for (let i = 0; i < 60 && !webhooksMatch(hookEvents(), { owner, ends, downloads: owedDownloads }).ok; i++) await new Promise((res) => setTimeout(res, 1_000));
 const events = hookEvents();
-verdicts.push(webhooksMatch(events, { owner, ends, downloads: w.downloaded }));
+const hooks = webhooksMatch(events, { owner, ends, downloads: owedDownloads });
+if (killedBeforeEvent.size) hooks.detail += ` (${killedBeforeEvent.size} download(s) ended within 2 s before their API was SIGKILLed: not owed)`;
+verdicts.push(hooks);
 
 // Usage: stored GB-days over every completion seen (by reading the job or by its webhook).
 const completedSize = new Map<string, number>();
@@ -224,7 +247,7 @@ const usage = [];
 for (const u of users) {
   const got = await call(stack.apiUrls, 'GET', '/usage', u.key);
   const expectedGbDays = jobs.filter((j) => j.user === u && completedSize.has(j.id ?? '')).reduce((s, j) => s + (completedSize.get(j.id!)! * (j.expiresIn || Number(j.spec.body.expires_in))) / (1e9 * 86_400), 0);
-  usage.push({ user: u.name, reportedStreamBytes: got.body.usage.stream_bytes, receivedStreamBytes: u.streamReceived, killedInFlightBytes: u.killedInFlight, oneDownload: u.largestStream, reportedGbDays: got.body.usage.stored_gb_days, expectedGbDays });
+  usage.push({ user: u.name, reportedStreamBytes: got.body.usage.stream_bytes, receivedStreamBytes: u.streamReceived, killedInFlightBytes: u.killedInFlight, unreceivedBytes: u.unreceived, oneDownload: u.largestStream, reportedGbDays: got.body.usage.stored_gb_days, expectedGbDays });
 }
 verdicts.push(usageMatches(usage));
 
@@ -251,12 +274,17 @@ const faults = [...faultCounts.values()].reduce((a, b) => a + b, 0);
 const lines = [
   `soak report: seed ${SEED}, ${MINUTES} min, ${((Date.now() - startedAt) / 60_000).toFixed(1)} min in all`,
   `${jobs.length} jobs: ${by('completed')} completed, ${by('failed')} failed, ${jobs.filter((j) => j.deleted).length} deleted, ${refused.length} refused${refused.length ? ` (${[...new Set(refused.map((j) => j.refused))].slice(0, 3).join('; ')})` : ''}, ${w.counts.retries} retries; kinds ${Object.keys(JOB_WEIGHTS).map((k) => `${k} ${jobs.filter((j) => j.spec.kind === k).length}`).join(', ')}`,
-  `${w.counts.downloads} downloads: ${w.counts.wholeDownloads} whole, ${w.counts.hungUp} hung up, ${w.counts.resumed} resumed, ${w.counts.ranges} sampled ranges; ${events.length} webhook deliveries`,
+  `${w.counts.downloads} downloads: ${w.counts.wholeDownloads} whole, ${w.counts.hungUp} hung up, ${w.counts.resumed} resumed, ${w.counts.ranges} sampled ranges (${w.counts.rangesCut} cut by a fault), ${w.counts.ifRangeWhole} resumes answered whole (If-Range changed), ${w.counts.unservable} stream ZIPs with an endless body tried once; ${events.length} webhook deliveries`,
   `${faults} faults: ${[...faultCounts].map(([k, n]) => `${k} ${n}`).join(', ')}; service exits ${stack.instances.map((i) => `${i.name} ${i.exits.length}`).join(', ')}`,
+  `RSS at the end / peak (MB): ${rss.map(({ name, mb }) => `${name} ${mb.toFixed(0)}/${(peakRss.get(name) ?? mb).toFixed(0)}`).join(', ')}`,
   ...verdicts.map((v) => `${v.ok ? 'PASS' : 'FAIL'} ${v.name}: ${v.detail}`),
 ];
 const ok = verdicts.every((v) => v.ok);
 lines.push(ok ? `all ${verdicts.length} invariants hold (seed ${SEED})` : `FAILED (seed ${SEED}: SOAK_SEED=${SEED} SOAK_MINUTES=${MINUTES} pnpm soak replays the schedule); logs in ${stack.logDir}`);
+writeFileSync(
+  path.join(runDir, 'jobs.json'),
+  JSON.stringify(jobs.map((j) => ({ n: j.n, id: j.id, user: j.user.name, kind: j.spec.kind, status: j.status, deleted: j.deleted, retries: j.retries, errors: j.urlErrors, body: { ...j.spec.body, encryption: undefined } })), null, 1),
+);
 await db.$disconnect().catch(() => undefined);
 await stack.stop();
 await origin.close();

@@ -20,6 +20,8 @@ export interface SoakUser {
   streamReceived: number;
   largestStream: number;
   killedInFlight: number;
+  /** Bytes of stream responses the client hung up on or lost before their end (the server may count what it handed to TCP). */
+  unreceived: number;
   hasSource: boolean;
 }
 
@@ -51,9 +53,9 @@ export interface Workload {
   versions: Map<number, Set<number>>;
   prefixObjects: Map<string, string>;
   customer: S3Client;
-  counts: { downloads: number; wholeDownloads: number; resumed: number; hungUp: number; ranges: number; verified: number; deletes: number; retries: number };
-  /** zip ids downloaded whole (200): each owes a download.completed event. */
-  downloaded: Set<string>;
+  counts: { rangesCut: number; ifRangeWhole: number; unservable: number; downloads: number; wholeDownloads: number; resumed: number; hungUp: number; ranges: number; verified: number; deletes: number; retries: number };
+  /** zip ids downloaded whole (200), by which API and when: each owes a download.completed event. */
+  downloaded: Map<string, { api: string; at: number }>;
   problems: { archives: string[]; ranges: string[] };
 }
 
@@ -183,16 +185,25 @@ async function fetchZip(w: Workload, rec: JobRecord, zip: any, file: string, str
   };
   const tracked = { inFlight: w.inFlight, tag: { user: rec.user, stream }, onBytes: counted };
   const hangUp = w.hangUps() || w.r() < 0.15;
+  // A stream ZIP holding an endless body can never be sent whole (the download ends cut where
+  // the body is cut): it is tried once, its bytes counted, and not read.
+  const unservable = stream && rec.spec.files.some((f) => f.body === 'e');
   let have = 0;
   let etag: string | undefined;
   for (let attempt = 0; Date.now() < w.deadline() + 60_000; attempt++) {
     w.counts.downloads++;
     const first = have === 0;
     const cut = first && hangUp ? int(w.r, 1, Math.max(1, (zip.size ?? 2) - 1)) : undefined;
-    const res = await download(url(), file, { range: first ? undefined : `bytes=${have}-`, ifRange: first ? undefined : etag, hangUpAfter: cut, append: !first, ...tracked });
+    const url0 = url();
+    const res = await download(url0, file, { range: first ? undefined : `bytes=${have}-`, ifRange: first ? undefined : etag, hangUpAfter: cut, append: !first, ...tracked });
     if (stream) rec.user.largestStream = Math.max(rec.user.largestStream, res.bytes);
-    // If-Range did not match: a ZIP that changed under its link.
-    if (res.status === 200 && !first) throw new Error(`resume with If-Range ${etag} answered 200`);
+    if (stream) rec.user.unreceived += res.unsent ?? 0;
+    if (res.status === 200 && !first) {
+      // If-Range no longer matched (a stream ZIP whose origin changed): the whole ZIP from byte 0.
+      have = 0;
+      etag = undefined;
+      w.counts.ifRangeWhole++;
+    }
     if (res.status === 200 || res.status === 206) {
       have += res.bytes;
       etag ??= res.etag;
@@ -200,16 +211,20 @@ async function fetchZip(w: Workload, rec: JobRecord, zip: any, file: string, str
       if (!first) w.counts.resumed++;
       if (res.status === 200 && res.whole) {
         w.counts.wholeDownloads++;
-        w.downloaded.add(zip.id);
+        w.downloaded.set(zip.id, { api: new URL(url0).origin, at: Date.now() });
       }
-      if (have === zip.size) break;
-      if (have > zip.size) throw new Error(`downloaded ${have} bytes of a ${zip.size}-byte ZIP`);
+      if (have === zip.size || (zip.size === null && res.whole)) break;
+      if (unservable) {
+        w.counts.unservable++;
+        return false;
+      }
+      if (zip.size !== null && have > zip.size) throw new Error(`downloaded ${have} bytes of a ${zip.size}-byte ZIP`);
     } else if (res.status !== 0 && res.status < 500) {
       throw new Error(`download answered ${res.status}`);
     }
     await sleep(500 + attempt * 500);
   }
-  if (have !== zip.size) {
+  if (have !== zip.size && !(zip.size === null && have > 0)) {
     w.problems.archives.push(`job ${rec.id} ${zip.id}: only ${have} of ${zip.size} bytes downloaded before the deadline`);
     return false;
   }
@@ -225,7 +240,12 @@ async function sampleRanges(w: Workload, rec: JobRecord, zip: any, file: string,
     const part = `${file}.range`;
     const res = await download(url(), part, { range: `bytes=${start}-${end}`, ...tracked });
     w.counts.ranges++;
-    if (res.status === 0 || res.status >= 500) continue; // a fault cut it: nothing to compare
+    if (res.status === 0 || res.status >= 500 || (res.status === 206 && !res.whole)) {
+      // A fault (a killed API, an origin reset) cut it: nothing to compare.
+      w.counts.rangesCut++;
+      rmSync(part, { force: true });
+      continue;
+    }
     const got = res.status === 206 ? readFileSync(part) : Buffer.alloc(0);
     rmSync(part, { force: true });
     if (res.status !== 206 || !res.whole) w.problems.ranges.push(`job ${rec.id} ${zip.id}: range ${start}-${end} answered ${res.status} with ${res.bytes} bytes`);
