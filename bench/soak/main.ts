@@ -130,6 +130,7 @@ const killedTally = setInterval(() => {
 
 // Peak RSS of each service process over the run (the invariant holds the end's to the budget).
 const peakRss = new Map<string, number>();
+const startRss = new Map(stack.rss().map(({ name, mb }) => [name, mb]));
 const rssSampler = setInterval(() => {
   for (const { name, mb } of stack.rss()) if (mb > (peakRss.get(name) ?? 0)) peakRss.set(name, mb);
 }, 2_000);
@@ -276,7 +277,7 @@ const lines = [
   `${jobs.length} jobs: ${by('completed')} completed, ${by('failed')} failed, ${jobs.filter((j) => j.deleted).length} deleted, ${refused.length} refused${refused.length ? ` (${[...new Set(refused.map((j) => j.refused))].slice(0, 3).join('; ')})` : ''}, ${w.counts.retries} retries; kinds ${Object.keys(JOB_WEIGHTS).map((k) => `${k} ${jobs.filter((j) => j.spec.kind === k).length}`).join(', ')}`,
   `${w.counts.downloads} downloads: ${w.counts.wholeDownloads} whole, ${w.counts.hungUp} hung up, ${w.counts.resumed} resumed, ${w.counts.ranges} sampled ranges (${w.counts.rangesCut} cut by a fault), ${w.counts.ifRangeWhole} resumes answered whole (If-Range changed), ${w.counts.unservable} stream ZIPs with an endless body tried once; ${events.length} webhook deliveries`,
   `${faults} faults: ${[...faultCounts].map(([k, n]) => `${k} ${n}`).join(', ')}; service exits ${stack.instances.map((i) => `${i.name} ${i.exits.length}`).join(', ')}`,
-  `RSS at the end / peak (MB): ${rss.map(({ name, mb }) => `${name} ${mb.toFixed(0)}/${(peakRss.get(name) ?? mb).toFixed(0)}`).join(', ')}`,
+  `RSS at the start / end / peak (MB): ${rss.map(({ name, mb }) => `${name} ${(startRss.get(name) ?? NaN).toFixed(0)}/${mb.toFixed(0)}/${(peakRss.get(name) ?? mb).toFixed(0)}`).join(', ')}`,
   ...verdicts.map((v) => `${v.ok ? 'PASS' : 'FAIL'} ${v.name}: ${v.detail}`),
 ];
 const ok = verdicts.every((v) => v.ok);
