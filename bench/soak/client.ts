@@ -22,7 +22,9 @@ export async function call(apis: readonly string[], method: string, path: string
         signal: AbortSignal.timeout(30_000),
       });
       const text = await res.text();
-      if (res.status < 500 && res.status !== 429) return { status: res.status, body: text ? JSON.parse(text) : null };
+      const answer = text ? JSON.parse(text) : null;
+      // 409 IDEMPOTENCY_KEY_IN_USE says "retry later", as 429 and 5xx do.
+      if (res.status < 500 && res.status !== 429 && answer?.error?.code !== 'IDEMPOTENCY_KEY_IN_USE') return { status: res.status, body: answer };
       lastProblem = `${res.status} ${text.slice(0, 200)}`;
     } catch (err) {
       lastProblem = (err as Error).message;

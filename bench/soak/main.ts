@@ -185,6 +185,20 @@ verdicts.push(
 verdicts.push({ name: 'archives', ok: w.problems.archives.length === 0, detail: w.problems.archives.length ? `${w.problems.archives.length} problem(s): ${w.problems.archives.slice(0, 5).join('; ')}` : `${w.counts.verified} jobs' ZIPs read by two readers, name for name and byte for byte` });
 verdicts.push({ name: 'stream ranges', ok: w.problems.ranges.length === 0, detail: w.problems.ranges.length ? `${w.problems.ranges.length} problem(s): ${w.problems.ranges.slice(0, 5).join('; ')}` : `${w.counts.ranges} sampled ranges equal the whole download's bytes` });
 
+// Jobs created once: every job a user's list holds is one the soak asked for, once (a create
+// retried with its Idempotency-Key across a fault must not make a second job).
+const unasked: string[] = [];
+for (const u of users) {
+  const known = new Set(jobs.filter((j) => j.user === u && j.id).map((j) => j.id));
+  for (let cursor = ''; ; ) {
+    const page = await call(stack.apiUrls, 'GET', `/jobs?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, u.key);
+    for (const j of page.body.jobs) if (!known.has(j.id)) unasked.push(`${u.name} ${j.id} (${j.status})`);
+    if (!page.body.meta.has_more) break;
+    cursor = page.body.meta.next_cursor;
+  }
+}
+verdicts.push({ name: 'jobs created once', ok: unasked.length === 0, detail: unasked.length ? `${unasked.length} job(s) nobody was told of (created twice or unasked): ${unasked.slice(0, 5).join('; ')}` : `every listed job is one the soak created, once` });
+
 // The store, once the sweeper (upkeep, every 10 s) has had two passes.
 await new Promise((res) => setTimeout(res, 25_000));
 const now = new Date();
