@@ -185,9 +185,10 @@ async function fetchZip(w: Workload, rec: JobRecord, zip: any, file: string, str
   };
   const tracked = { inFlight: w.inFlight, tag: { user: rec.user, stream }, onBytes: counted };
   const hangUp = w.hangUps() || w.r() < 0.15;
-  // A stream ZIP holding an endless body can never be sent whole (the download ends cut where
-  // the body is cut): it is tried once, its bytes counted, and not read.
-  const unservable = stream && rec.spec.files.some((f) => f.body === 'e');
+  // A stream ZIP holding an endless body, or a body whose ETag changes after the probe, can
+  // never be sent whole (each download ends cut at that body: docs/guarantees.md#soak): it is
+  // tried once, its bytes counted, and not read.
+  const unservable = stream && rec.spec.files.some((f) => f.body === 'e' || f.body === 'c');
   let have = 0;
   let etag: string | undefined;
   for (let attempt = 0; Date.now() < w.deadline() + 60_000; attempt++) {
