@@ -23,6 +23,7 @@ import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS, type LoginThrottleLimits 
 import { referenceRouter } from './routes/reference';
 import { dashboardRouter } from './routes/dashboard';
 import { plannedZips, type PlannedZipOptions } from './download/planned';
+import { createDurableWriter } from './download/durable-usage';
 import { perZipDownloadLimit } from './download/download-limit';
 import { httpMetrics } from './http/metrics';
 import { idempotency } from './http/idempotency';
@@ -109,13 +110,17 @@ export function createApp(ctx: ApiContext, options: AppOptions = {}): Express {
       ...options.stream,
     },
   );
-  // download.completed: written to the outbox after the response has ended; a failure here is logged, never the download's.
+  // download.completed: written to the outbox after the response has ended, never failing the
+  // download; a write Postgres does not take is tried again until it does, as stream usage is
+  // (an event is owed once its bytes went out).
+  const events = createDurableWriter(ctx.log);
   const onDownloadEnd = (end: DownloadEnd) => {
     const download = { zip_id: end.zipId, bytes_sent: end.bytesSent, range: end.range, complete: end.complete };
     track(
-      recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download })
-        .then((ids) => announceDeliveries(ctx.queues, ids, ctx.log))
-        .catch((err: Error) => ctx.log.warn({ zipId: end.zipId, err: err.message }, 'download.completed not recorded')),
+      events.write(async () => {
+        const ids = await recordJobEvent(ctx.db, { jobId: end.jobId, event: 'download.completed', download });
+        await announceDeliveries(ctx.queues, ids, ctx.log);
+      }, `download.completed of zip ${end.zipId}`),
     );
   };
   const slots = streamSlots(ctx.redis, ctx.config.REDIS_PREFIX, ctx.config.STREAM_DOWNLOADS_PER_USER, (err) => ctx.log.warn({ err }, 'stream download count unavailable'));
