@@ -4,6 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { anchorOf } from './markdown-anchors';
 import { buildOpenApiDocument, ERROR_CODES } from '@ap/contract';
 
 type Schema = { $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[] };
@@ -15,13 +16,6 @@ const document = buildOpenApiDocument({ serverUrl: 'http://127.0.0.1' }) as unkn
   components: { schemas: Record<string, Schema> };
 };
 
-/** GitHub's anchor of a heading. */
-const anchorOf = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}_ -]/gu, '')
-    .replace(/ /g, '-');
 
 /** The page's sections by anchor: each heading's text up to the next heading of any level. */
 const sections = new Map<string, { heading: string; text: string }>();

@@ -6,16 +6,10 @@ import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { anchorOf } from './markdown-anchors';
 
 const root = path.resolve(import.meta.dirname, '..');
 
-/** GitHub's anchor of a Markdown heading. */
-const anchorOf = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}_ -]/gu, '')
-    .replace(/ /g, '-');
 
 const anchors = new Map<string, Set<string>>();
 function anchorsOf(page: string): Set<string> {

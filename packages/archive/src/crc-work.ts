@@ -25,7 +25,7 @@ export interface CrcWorkOptions {
 
 export const CRC_WORK_DEFAULTS: CrcWorkOptions = { connections: 16, siblingWaitMs: 300, patienceMs: 10_000, minChunk: 1 << 20, maxChunk: 32 << 20, entriesKept: 10_000 };
 
-/** An entry's input, as the layout reader has it. */
+/** One entry's input as probed, with the best known CRC checkpoint of its body (the layout reader's `LayoutInput`). */
 export interface CrcInput {
   position: number;
   url: string;
@@ -33,6 +33,7 @@ export interface CrcInput {
   etag: string | null;
   lastModified: string | null;
   checkpoint: CrcCheckpoint | null;
+  /** Its request headers or source credentials. */
   access?: FileAccess;
 }
 

@@ -7,7 +7,7 @@ import { FetchAhead, FetchError, type Fetcher, type FetchAheadOptions, type File
 import type { BinFileRow } from '@ap/db';
 import { hostOf } from './host-of';
 import type { CrcStore } from './crc-store';
-import { CrcWork } from './crc-work';
+import { CrcWork, type CrcInput } from './crc-work';
 import { crcNeeded, ResponseCrcs } from './response-crcs';
 import { DataSource } from './data-source';
 import { Readable } from 'node:stream';
@@ -34,17 +34,8 @@ const CHECKED_WHEN_OPENED = 256 * 1024;
 /** Body chunks under this size are batched too. */
 const SMALL_CHUNK = 16 * 1024;
 
-/** One entry's input as probed, with the best known CRC checkpoint of its body. */
-export interface LayoutInput {
-  position: number;
-  url: string;
-  size: number;
-  etag: string | null;
-  lastModified: string | null;
-  checkpoint: CrcCheckpoint | null;
-  /** Its request headers or source credentials. */
-  access?: FileAccess;
-}
+/** One entry's input as probed, with the best known CRC checkpoint of its body: the CRC work's input (crc-work.ts). */
+export type LayoutInput = CrcInput;
 
 /** A layout's file as Postgres holds it (job_files), with what earlier passes learned. */
 export type RecordedInput = Pick<BinFileRow, 'position' | 'url' | 'size' | 'etag' | 'lastModified' | 'crc32' | 'crcPrefix' | 'crcPrefixLen'> & Partial<Pick<BinFileRow, 'aesMac'>> & { access?: FileAccess };
