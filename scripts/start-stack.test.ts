@@ -12,7 +12,7 @@ import { startGatedOrigin, type GatedOrigin } from '../test/gated-origin';
 import { call, download, waitForJob } from '../test/helpers';
 import { bytesOf, sha256 } from '../test/origin';
 import { readZip } from '../test/zip-readers';
-import { EMBEDDED_S3_CREDENTIALS, freePort } from './embedded';
+import { EMBEDDED_S3_CREDENTIALS, freePort, startEmbeddedS3 } from './embedded';
 
 const root = new URL('../', import.meta.url).pathname;
 const MB = 1_000_000;
@@ -140,9 +140,11 @@ describe('pnpm start', () => {
       }
 
       // pnpm smoke: a stored job, a split job, a stream download resumed with Range, a prefix job into a destination bucket.
-      // With the embedded S3 as the customer's bucket service too, as CI's compose smoke has MinIO.
-      const s3Endpoint = /\[start\] embedded S3 \(s3rver\) at (http:\/\/[^,\s]+)/.exec(stack.output())![1]!;
-      const smoke = spawn('pnpm', ['smoke', '--base-url', stack.api, '--s3-endpoint', s3Endpoint], {
+      // The customer's bucket service is an S3 of its own: the stack's store is refused as a
+      // source or destination (docs/guarantees.md#hardening-third-round-items-1-6).
+      const customerDir = mkdtempSync(path.join(os.tmpdir(), 'ap-start-customer-'));
+      const customer = await startEmbeddedS3(customerDir, 'smoke-customer');
+      const smoke = spawn('pnpm', ['smoke', '--base-url', stack.api, '--s3-endpoint', customer.endpoint], {
         cwd: root,
         env: { ...process.env, ARCHIVE_API_KEY: apiKey, SMOKE_S3_ACCESS_KEY_ID: EMBEDDED_S3_CREDENTIALS.accessKeyId, SMOKE_S3_SECRET_ACCESS_KEY: EMBEDDED_S3_CREDENTIALS.secretAccessKey },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -151,6 +153,8 @@ describe('pnpm start', () => {
       smoke.stdout.on('data', (d) => (smokeOut += d));
       smoke.stderr.on('data', (d) => (smokeOut += d));
       const smokeExit = await new Promise<number | null>((resolve) => smoke.once('exit', (code) => resolve(code)));
+      await customer.close();
+      rmSync(customerDir, { recursive: true, force: true });
       expect({ smokeExit, smokeOut }).toEqual({ smokeExit: 0, smokeOut: expect.stringContaining('[smoke] all checks passed') });
       expect(smokeOut).toMatch(/\[smoke\] ok {3}prefix job into a destination bucket: job \S+, prefix of 3 objects to s3:\/\/smoke-customer\/smoke-[0-9a-f]+\/out\/prefix\.zip/);
       expect(smokeOut).not.toContain(apiKey);

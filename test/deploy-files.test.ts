@@ -304,8 +304,11 @@ describe('.github/workflows/ci.yml', () => {
     // The key in the environment: pnpm echoes a command line's arguments into the log.
     expect(smoke).toMatch(/ARCHIVE_API_KEY="\$SMOKE_API_KEY" pnpm smoke --base-url http:\/\/localhost:3000/);
     expect(smoke).not.toContain('--api-key');
-    // A prefix job written into a bucket of MinIO (issue 36), its keys in the environment too.
-    expect(smoke).toMatch(/pnpm smoke .*--s3-endpoint http:\/\/minio:9000/);
+    // A prefix job written into a bucket of a second MinIO (issue 36; the stack's own store is
+    // refused as a source or destination), its keys in the environment too.
+    expect(smoke).toMatch(/docker run --detach --name customer-s3 --network "\$network"/);
+    expect(smoke).toMatch(/pnpm smoke .*--s3-endpoint http:\/\/customer-s3:9000/);
+    expect(smoke).not.toMatch(/--s3-endpoint http:\/\/minio:9000/);
     expect(smoke).toContain('SMOKE_S3_SECRET_ACCESS_KEY=');
   });
 });

@@ -207,7 +207,7 @@ describe('GET /jobs', () => {
   it('returns list items with exactly the contract fields', async () => {
     const res = await call(api.url, 'GET', '/jobs?limit=1', { key: lister.apiKey });
     expect(Object.keys(res.body.jobs[0]).sort()).toEqual(
-      ['completed_at', 'created_at', 'expires_at', 'fail_on_url_error', 'file_count', 'id', 'max_zip_size_bytes', 'multi_zip', 'progress', 'status', 'total_size', 'url_count', 'zip_count', 'zip_filename', 'zip_size'].sort(),
+      ['completed_at', 'created_at', 'expires_at', 'fail_on_url_error', 'file_count', 'format', 'id', 'max_zip_size_bytes', 'multi_zip', 'progress', 'status', 'total_size', 'url_count', 'zip_count', 'zip_filename', 'zip_size'].sort(),
     );
   });
 
