@@ -147,8 +147,8 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
 
   // Jobs queued while under the stored quota are checked again as each bin starts: those
   // that completed meanwhile may have used it up (a destination's ZIPs are not charged).
+  const user = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { id: true, plan: true, overageEnabled: true } });
   if (zip.status === 'pending' && job.destinationSourceId === null) {
-    const user = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { id: true, plan: true, overageEnabled: true } });
     if (!user.overageEnabled && (await storedQuotaExceeded(db, user))) throw new BinFailure(STORED_QUOTA_USED_UP);
   }
 
@@ -163,7 +163,7 @@ export async function packBin(ctx: ServiceContext, payload: PackPayload, { stopp
   const files: BinFile[] = await binFilesWithAccess(db, ctx.secrets, job.id, zip.id);
   const split = job.maxZipSizeBytes !== null;
   // Split bins too: one file over max_zip_size_bytes (allow_oversize_zips) is its own bin, and must stay within the plan.
-  const archiveLimit = PLANS[(await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } })).plan].storedArchiveBytes;
+  const archiveLimit = PLANS[user.plan].storedArchiveBytes;
 
   // A big bin goes to the fleet in segments; this delivery then has nothing more to do.
   try {

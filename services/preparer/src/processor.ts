@@ -55,8 +55,7 @@ async function prepareTakenJob(ctx: ServiceContext, queues: WorkQueues, job: Job
     // Prefix entries first: listed into one file row per object, their probes known from the listing.
     let expansion: PrefixExpansion = { ok: true, listed: new Map(), failedPrefixes: new Map() };
     if (job.prefixEntries > 0) {
-      const { plan } = await db.user.findUniqueOrThrow({ where: { id: job.userId }, select: { plan: true } });
-      expansion = await expandPrefixEntries(ctx, job, filesPerJob(isPlanName(plan) ? plan : 'free', job.mode), { signal: deadline, maxPages: ctx.config.PREFIX_LIST_PAGES });
+      expansion = await expandPrefixEntries(ctx, job, filesPerJob(await planOf(ctx, job), job.mode), { signal: deadline, maxPages: ctx.config.PREFIX_LIST_PAGES });
       if (deadline.aborted) expansion = { ok: false, error: PREPARE_TIMEOUT_ERROR };
       if (!expansion.ok) {
         if (expansion.error !== null) await failWhilePreparing(ctx, queues, job, expansion.error);
